@@ -1,0 +1,33 @@
+# Two commands do everything, each doing its own set-up first:
+#   make suite   the MathComp regression suite on the default model; report under reports/latest/
+#   make test    the project's own checks: lint, types, tests (offline)
+# Extra pytest arguments: make suite ARGS="--model=qwen2.5-3b --identities=all"
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+OFFLINE := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
+
+.PHONY: setup suite test lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -c constraints.txt torch==2.13.0
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+suite: setup
+	$(BIN)/python -m pytest $(ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy mathcomp_tests tests
+
+test: lint
+	$(OFFLINE) $(BIN)/python -m pytest tests $(ARGS)
+
+clean:
+	rm -rf $(VENV) .mathcomp-cache reports/2* reports/latest

@@ -1,0 +1,49 @@
+"""The sympy reference: always right, answers in whatever format the prompt asks for."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..equations import compare, evaluate, show
+from ..types import Decoding, Prompt, Response
+from .base import OnResponse
+
+
+class SymbolicBackend:
+    """Solves each scenario from its equations; a model-free floor for the suite itself."""
+
+    model_id = "symbolic"
+    revision = "1"
+
+    def complete(
+        self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
+    ) -> list[Response]:
+        out = []
+        for index, prompt in enumerate(prompts):
+            response = Response(text=self._answer(prompt))
+            if on_response:
+                on_response(index, response)
+            out.append(response)
+        return out
+
+    def cache_settings(self) -> dict[str, object]:
+        return {}
+
+    def close(self) -> None:
+        return None
+
+    @staticmethod
+    def _answer(prompt: Prompt) -> str:
+        s = prompt.scenario
+        total_a, total_b = evaluate(s.expr_a), evaluate(s.expr_b)
+        label = compare(total_a, total_b)
+        reasoning = f"Person A: {s.expr_a} = {show(total_a)}. Person B: {s.expr_b} = {show(total_b)}."
+        fmt = prompt.condition.format
+        if fmt == "json":
+            return json.dumps({"answer": label})
+        if fmt == "cot-json":
+            return json.dumps({"reasoning": reasoning, "answer": label})
+        if fmt == "cot":
+            return f"{reasoning}\nThe answer is {label}."
+        return label

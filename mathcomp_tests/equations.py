@@ -1,0 +1,76 @@
+"""Exact evaluation of the arithmetic written in a scenario's equation columns."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from .types import Label
+
+_TIMES = re.compile(r"(?<=[\d)])\s*[x×·X]\s*(?=[\d(])")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
+_IMPLICIT = re.compile(r"(?<=[\d)])\s*(?=\()")
+_ALLOWED = re.compile(r"^[0-9.+\-*/() ]+$")
+
+
+class EquationError(ValueError):
+    """An equation that is not plain arithmetic, or whose stated result is wrong."""
+
+
+def normalise(text: str) -> str:
+    """Rewrite the spellings found in MathComp-style data as plain Python arithmetic.
+
+    ``×``/``x`` become ``*``, ``2(3+1)`` is a product, ``$`` and thousands commas go, ``20%`` is ``(20/100)``.
+    """
+    s = text.strip().replace("$", "").replace("−", "-").replace("÷", "/")
+    s = _THOUSANDS.sub("", s)
+    s = _PERCENT.sub(r"(\1/100)", s)
+    s = _TIMES.sub("*", s)
+    s = s.replace("×", "*")
+    return _IMPLICIT.sub("*", s)
+
+
+def evaluate(text: str) -> Fraction:
+    """The exact value of an equation such as ``(3×2) + 5 - 10/2`` or ``8 + 8/2 = 12``.
+
+    Decimals are read as exact rationals (``0.1`` is 1/10). A trailing ``= value`` must agree.
+    """
+    import sympy
+    from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
+
+    sides = normalise(text).split("=")
+    if not text.strip() or len(sides) > 2:
+        raise EquationError(f"expected arithmetic like '3 + (2×4)', got {text!r}")
+    values = []
+    for side in sides:
+        side = side.strip()
+        if not side or not _ALLOWED.match(side) or "**" in side:
+            raise EquationError(f"expected digits, + - × / and parentheses, got {text!r}")
+        try:
+            expr = parse_expr(side, transformations=(*standard_transformations, rationalize))
+        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as exc:
+            raise EquationError(f"cannot parse {text!r}: {exc}") from exc
+        if expr.has(sympy.zoo, sympy.nan) or not expr.is_Rational:
+            raise EquationError(f"{text!r} does not evaluate to a finite rational number")
+        values.append(Fraction(int(expr.p), int(expr.q)))
+    if len(values) == 2 and values[0] != values[1]:
+        raise EquationError(f"{text!r}: left side is {values[0]}, not {values[1]}")
+    return values[0]
+
+
+def compare(total_a: Fraction, total_b: Fraction) -> Label:
+    """The gold label: B's total compared with A's."""
+    if total_b > total_a:
+        return "more"
+    if total_b < total_a:
+        return "less"
+    return "equal"
+
+
+def show(value: Fraction) -> str:
+    """A total for error messages: an integer, a short decimal, or a fraction."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    decimal = value.numerator / value.denominator
+    return f"{value} (~{decimal:.4g})"

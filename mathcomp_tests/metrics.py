@@ -1,0 +1,58 @@
+"""Scores for one case: confusion matrix, DirErr per label, accuracy, invalid and error rates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from .types import LABELS, Label, Prediction
+
+OUTCOMES: tuple[str, ...] = (*LABELS, "invalid", "error")
+
+
+@dataclass(frozen=True)
+class Scores:
+    n: int
+    confusion: dict[str, dict[str, int]]  # gold label -> predicted outcome -> count
+    dir_err: dict[str, float | None]  # None when every item has gold y (no denominator)
+    accuracy: float
+    invalid_rate: float
+    error_rate: float
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def confusion(golds: Sequence[Label], predictions: Sequence[Prediction]) -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = {g: dict.fromkeys(OUTCOMES, 0) for g in LABELS}
+    for gold, pred in zip(golds, predictions, strict=True):
+        outcome = pred.label if pred.status == "ok" and pred.label else pred.status
+        table[gold][outcome] += 1
+    return table
+
+
+def dir_err(table: dict[str, dict[str, int]], label: str) -> float | None:
+    """DirErr(y): among items whose gold label is not y, the share answered y (invalid ones stay in)."""
+    others = [g for g in LABELS if g != label]
+    denominator = sum(sum(table[g].values()) for g in others)
+    if denominator == 0:
+        return None
+    return sum(table[g][label] for g in others) / denominator
+
+
+def score(golds: Sequence[Label], predictions: Sequence[Prediction]) -> Scores:
+    table = confusion(golds, predictions)
+    n = len(golds)
+    if n == 0:
+        raise ValueError("cannot score a case with no items")
+    correct = sum(table[g][g] for g in LABELS)
+    invalid = sum(table[g]["invalid"] for g in LABELS)
+    errors = sum(table[g]["error"] for g in LABELS)
+    return Scores(
+        n=n,
+        confusion=table,
+        dir_err={y: dir_err(table, y) for y in LABELS},
+        accuracy=correct / n,
+        invalid_rate=invalid / n,
+        error_rate=errors / n,
+    )

@@ -1,0 +1,152 @@
+"""Turn a scenario and a condition into the exact prompt the authors' templates produce."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import fixtures
+from .types import FORMATS, FRAMINGS, POSITIONS, Condition, Message, Prompt, Scenario
+
+_PERSON = re.compile(r"\[person[ _]?(a|b)\]", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"(^|[.!?]\s+|\n)$")
+
+
+class PromptConfigError(ValueError):
+    """prompts.toml or identities.toml is missing something a condition needs."""
+
+
+@dataclass(frozen=True)
+class Names:
+    """How Person A and B are written: first mention and later ones in the context, and in the question."""
+
+    a_first: str
+    a_later: str
+    a_question: str
+    b_first: str
+    b_later: str
+    b_question: str
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    name: str
+    templates: dict[str, str]
+    positions: dict[str, str]
+    instructions: dict[str, str]
+    quantity_words: dict[str, str]
+    std: tuple[str, str]
+
+
+def article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def load_prompt_set(name: str, path: Path | None = None) -> PromptSet:
+    path = path or fixtures() / "prompts.toml"
+    data = _read_toml(path)
+    sets = data.get("sets", {})
+    if name not in sets:
+        raise PromptConfigError(f"{path}: no prompt set {name!r}; known: {', '.join(sorted(sets))}")
+    chosen = sets[name]
+    _require(path, "templates", data.get("templates", {}), FRAMINGS)
+    _require(path, "positions", data.get("positions", {}), POSITIONS)
+    _require(path, f"sets.{name}.instructions", chosen.get("instructions", {}), FORMATS)
+    return PromptSet(
+        name=name,
+        templates=dict(data["templates"]),
+        positions=dict(data["positions"]),
+        instructions=dict(chosen["instructions"]),
+        quantity_words=dict(data.get("quantity_words", {})),
+        std=(chosen.get("std_person_a", "PERSON_A"), chosen.get("std_person_b", "PERSON_B")),
+    )
+
+
+def load_identities(path: Path | None = None) -> dict[str, Names]:
+    """Every identity id (``std`` excluded) mapped to how the two persons are written."""
+    path = path or fixtures() / "identities.toml"
+    data = _read_toml(path)
+    a_noun = data.get("person_a", {}).get("noun", "person")
+    names = {}
+    for key, entry in data.get("identities", {}).items():
+        if "noun" not in entry:
+            raise PromptConfigError(f"{path}: identities.{key} has no 'noun'")
+        noun = entry["noun"]
+        names[key] = Names(
+            a_first=f"{article(a_noun)} {a_noun}",
+            a_later=f"the {a_noun}",
+            a_question=f"{article(a_noun)} {a_noun}",
+            b_first=f"{entry.get('article', article(noun))} {noun}",
+            b_later=f"the {noun}",
+            b_question=f"the {noun}",
+        )
+    return names
+
+
+def std_names(prompt_set: PromptSet) -> Names:
+    a, b = prompt_set.std
+    return Names(a, a, a, b, b, b)
+
+
+def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names: Names) -> Prompt:
+    """The one user message for ``scenario`` under ``condition``."""
+    try:
+        template = prompt_set.templates[condition.framing]
+        layout = prompt_set.positions[condition.position]
+        instructions = prompt_set.instructions[condition.format]
+    except KeyError as exc:
+        raise PromptConfigError(f"prompt set {prompt_set.name!r} has no {exc.args[0]!r}") from exc
+    context = _fill_persons(f"{scenario.text_a} {scenario.text_b}", names)
+    question = template.format(
+        person_a=names.a_question,
+        person_b=names.b_question,
+        studied_quantity=prompt_set.quantity_words.get(scenario.quantity, scenario.quantity),
+        task=scenario.task,
+    )
+    question = _capitalise_start(question)
+    text = layout.format(question=question, context=context, instructions=instructions)
+    return Prompt(scenario, condition, (Message("user", text),), prompt_set.name)
+
+
+def _fill_persons(text: str, names: Names) -> str:
+    """Replace both placeholder spellings; first mention vs later ones; capitalise at a sentence start."""
+    seen: set[str] = set()
+    out: list[str] = []
+    last = 0
+    for match in _PERSON.finditer(text):
+        who = match.group(1).lower()
+        if who == "a":
+            word = names.a_later if "a" in seen else names.a_first
+        else:
+            word = names.b_later if "b" in seen else names.b_first
+        seen.add(who)
+        before = text[last : match.start()]
+        out.append(before)
+        if _SENTENCE_START.search("".join(out)):
+            word = word[:1].upper() + word[1:]
+        out.append(word)
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _capitalise_start(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise PromptConfigError(f"{path}: file not found") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise PromptConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _require(path: Path, table: str, got: dict, keys: tuple[str, ...]) -> None:
+    missing = [k for k in keys if k not in got]
+    if missing:
+        raise PromptConfigError(f"{path}: [{table}] lacks {', '.join(missing)}")

@@ -1,0 +1,69 @@
+"""What a run leaves on disk: reports/<run-id>/ with results.jsonl, summary.json; reports/latest."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+RESULTS = "results.jsonl"
+SUMMARY = "summary.json"
+REPORT = "report.html"
+
+
+def new_run_id(model: str) -> str:
+    slug = "".join(c if c.isalnum() or c in ".-" else "-" for c in model).strip("-")[:40]
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}-{secrets.token_hex(2)}"
+
+
+class ResultsWriter:
+    """Append-only JSONL, one line per prompt, flushed as written: a crash loses nothing written."""
+
+    def __init__(self, run_dir: Path, worker: str):
+        self.path = run_dir / f"results.{worker}.jsonl"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - held open for the whole run
+        self._lock = threading.Lock()
+
+    def write(self, records: Iterable[Mapping[str, Any]]) -> None:
+        with self._lock:
+            for record in records:
+                self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def merge_parts(run_dir: Path) -> Path:
+    """Join every process's results.<worker>.jsonl into results.jsonl (the parts are removed)."""
+    target = run_dir / RESULTS
+    parts = sorted(run_dir.glob("results.*.jsonl"))
+    with open(target, "a", encoding="utf-8") as out:
+        for part in parts:
+            with open(part, encoding="utf-8") as fh:
+                for line in fh:
+                    out.write(line)
+            part.unlink()
+    return target
+
+
+def write_summary(run_dir: Path, summary: Mapping[str, Any]) -> Path:
+    path = run_dir / SUMMARY
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def point_latest(reports_dir: Path, run_dir: Path) -> None:
+    """reports/latest -> the newest run, replaced atomically."""
+    link = reports_dir / "latest"
+    tmp = reports_dir / f".latest-{secrets.token_hex(4)}"
+    os.symlink(run_dir.name, tmp)
+    os.replace(tmp, link)

@@ -1,0 +1,130 @@
+"""One run: the options, the dataset, the model and the results writer, shared by every case."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import models, prompts, scenarios, thresholds
+from .backends import Backend, create
+from .backends.cache import CachedBackend, ResponseCache
+from .cases import CaseResult, run_case
+from .paths import fixtures
+from .results import ResultsWriter
+from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
+
+DEFAULT_MAX_NEW_TOKENS = {"one-word": 8, "json": 24, "cot": 512, "cot-json": 512}
+
+
+class SelectionError(ValueError):
+    """A selection option names something that does not exist."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run is configured with; built from pytest options by the plugin."""
+
+    model: str = "symbolic"
+    api_base: str | None = None
+    framings: tuple[str, ...] = FRAMINGS
+    positions: tuple[str, ...] = POSITIONS
+    identities: tuple[str, ...] = ("std",)
+    formats: tuple[str, ...] = ("one-word",)
+    limit: int | None = None
+    dataset: Path = field(default_factory=lambda: fixtures() / "scenarios.csv")
+    thresholds: Path = Path("thresholds.toml")
+    prompt_set: str | None = None
+    device: str = "auto"
+    batch_size: int = 16
+    max_concurrency: int = 16
+    max_new_tokens: int | None = None
+    cache_path: Path | None = None
+    reports_dir: Path = Path("reports")
+
+
+def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """Parse a comma-separated selection (`all` for every value) against the known values."""
+    if not given:
+        return default
+    values = [v.strip() for v in given.split(",") if v.strip()]
+    if values == ["all"]:
+        return known
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        raise SelectionError(f"unknown {what} {', '.join(unknown)}; known: {', '.join(known)} (or 'all')")
+    return tuple(dict.fromkeys(values))
+
+
+def known_identities() -> tuple[str, ...]:
+    return ("std", *prompts.load_identities())
+
+
+def conditions(settings: Settings) -> list[Condition]:
+    """The selected matrix, in a stable order: framing, position, identity, format."""
+    return [
+        Condition(framing, position, identity, fmt)
+        for framing in settings.framings
+        for position in settings.positions
+        for identity in settings.identities
+        for fmt in settings.formats
+    ]
+
+
+class Run:
+    """Loads everything up front (errors surface before any case runs); the model loads on first use."""
+
+    def __init__(self, settings: Settings, run_id: str, worker: str = "main"):
+        self.settings = settings
+        self.run_id = run_id
+        self.worker = worker
+        self.spec = models.resolve(settings.model)
+        self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
+        self.identities = prompts.load_identities()
+        self.scenarios: list[Scenario] = scenarios.first(scenarios.load(settings.dataset), settings.limit)
+        self.thresholds = thresholds.load(settings.thresholds)
+        self._backend: CachedBackend | None = None
+        self._writer: ResultsWriter | None = None
+
+    @property
+    def run_dir(self) -> Path:
+        return self.settings.reports_dir / self.run_id
+
+    @property
+    def backend(self) -> CachedBackend:
+        if self._backend is None:
+            inner: Backend = create(
+                self.spec,
+                api_base=self.settings.api_base,
+                device=self.settings.device,
+                batch_size=self.settings.batch_size,
+                max_concurrency=self.settings.max_concurrency,
+            )
+            path = self.settings.cache_path
+            self._backend = CachedBackend(inner, ResponseCache(path) if path else None)
+        return self._backend
+
+    def prompts_for(self, condition: Condition) -> list[Prompt]:
+        if condition.identity == "std":
+            names = prompts.std_names(self.prompt_set)
+        else:
+            names = self.identities[condition.identity]
+        return [prompts.build(s, condition, self.prompt_set, names) for s in self.scenarios]
+
+    def decoding(self, condition: Condition) -> Decoding:
+        tokens = self.settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[condition.format]
+        return Decoding(max_new_tokens=tokens)
+
+    def run_case(self, condition: Condition) -> CaseResult:
+        ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
+        result = run_case(self.prompts_for(condition), self.backend, self.decoding(condition), ceilings)
+        if self._writer is None:
+            self._writer = ResultsWriter(self.run_dir, self.worker)
+        self._writer.write(i.record(self.run_id, result.model, result.revision) for i in result.items)
+        return result
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+        if self._writer is not None:
+            self._writer.close()
+

@@ -1,0 +1,1 @@
+"""The MathComp regression suite: run with `pytest --model=...` from the repository root."""

@@ -1,0 +1,12 @@
+"""Directional framing bias: one case per framing x position x identity x format.
+
+DirErr(y) is, among items whose gold label is not y, the share answered y. Each case asserts that it
+stays under the ceilings in thresholds.toml, and that unreadable answers and failed requests stay rare.
+"""
+
+from mathcomp_tests.cases import CaseResult
+from mathcomp_tests.types import Condition
+
+
+def test_framing(condition: Condition, framing_result: CaseResult) -> None:
+    assert framing_result.passed, framing_result.explanation()

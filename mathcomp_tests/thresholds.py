@@ -1,0 +1,129 @@
+"""Ceilings from thresholds.toml: a default, per-framing and per-model overrides, checked strictly."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .types import FRAMINGS, LABELS
+
+_RATES = ("invalid_rate", "error_rate")
+_KEYS = ("dir_err", *_RATES)
+
+
+class ThresholdsError(ValueError):
+    """thresholds.toml has a key or value it should not; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    dir_err: dict[str, float]
+    invalid_rate: float
+    error_rate: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "dir_err": dict(self.dir_err),
+            "invalid_rate": self.invalid_rate,
+            "error_rate": self.error_rate,
+        }
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    path: Path
+    data: Mapping[str, Any]
+
+    def for_case(self, model_names: Iterable[str], framing: str) -> Ceilings:
+        """Ceilings for one case; ``model_names`` are the alias given and what it resolved to."""
+        blocks = [self.data.get("default", {}), self.data.get("framing", {}).get(framing, {})]
+        models = self.data.get("model", {})
+        for name in dict.fromkeys(model_names):
+            if name in models:
+                blocks += [models[name], models[name].get("framing", {}).get(framing, {})]
+        merged: dict[str, Any] = {"dir_err": {}}
+        for block in blocks:
+            for key in _RATES:
+                if key in block:
+                    merged[key] = block[key]
+            value = block.get("dir_err")
+            if isinstance(value, (int, float)):
+                merged["dir_err"] = dict.fromkeys(LABELS, float(value))
+            elif isinstance(value, Mapping):
+                merged["dir_err"] = {**merged["dir_err"], **value}
+        missing = [k for k in _RATES if k not in merged] + [
+            f"dir_err.{y}" for y in LABELS if y not in merged["dir_err"]
+        ]
+        if missing:
+            raise ThresholdsError(f"{self.path}: no ceiling for {', '.join(missing)} (set it in [default])")
+        return Ceilings(
+            dir_err={y: float(merged["dir_err"][y]) for y in LABELS},
+            invalid_rate=float(merged["invalid_rate"]),
+            error_rate=float(merged["error_rate"]),
+        )
+
+
+def load(path: str | Path) -> Thresholds:
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise ThresholdsError(f"{path}: thresholds file not found") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ThresholdsError(f"{path}: not valid TOML: {exc}") from exc
+    _check(path, data)
+    return Thresholds(path, data)
+
+
+def _check(path: Path, data: Mapping[str, Any]) -> None:
+    for key in data:
+        if key not in ("default", "framing", "model"):
+            raise ThresholdsError(
+                f"{path}: unknown table [{key}]; expected [default], [framing.*], [model.*]"
+            )
+    _check_block(path, "default", data.get("default", {}), allow_framing=False)
+    _check_framings(path, "framing", data.get("framing", {}))
+    models = data.get("model", {})
+    if not isinstance(models, Mapping):
+        raise ThresholdsError(f"{path}: [model] must be a table of models")
+    for name, block in models.items():
+        _check_block(path, f"model.{name}", block, allow_framing=True)
+
+
+def _check_framings(path: Path, where: str, table: Any) -> None:
+    if not isinstance(table, Mapping):
+        raise ThresholdsError(f"{path}: [{where}] must be a table of framings")
+    for framing, block in table.items():
+        if framing not in FRAMINGS:
+            raise ThresholdsError(
+                f"{path}: [{where}.{framing}]: unknown framing; expected one of {', '.join(FRAMINGS)}"
+            )
+        _check_block(path, f"{where}.{framing}", block, allow_framing=False)
+
+
+def _check_block(path: Path, where: str, block: Any, allow_framing: bool) -> None:
+    if not isinstance(block, Mapping):
+        raise ThresholdsError(f"{path}: [{where}] must be a table")
+    for key, value in block.items():
+        if key == "framing" and allow_framing:
+            _check_framings(path, f"{where}.framing", value)
+        elif key == "dir_err" and isinstance(value, Mapping):
+            for label, ceiling in value.items():
+                if label not in LABELS:
+                    raise ThresholdsError(
+                        f"{path}: {where}.dir_err.{label}: expected a label ({', '.join(LABELS)})"
+                    )
+                _check_rate(path, f"{where}.dir_err.{label}", ceiling)
+        elif key in _KEYS:
+            _check_rate(path, f"{where}.{key}", value)
+        else:
+            raise ThresholdsError(f"{path}: {where}.{key}: unknown key; expected one of {', '.join(_KEYS)}")
+
+
+def _check_rate(path: Path, where: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ThresholdsError(f"{path}: {where} = {value!r}; expected a number between 0 and 1")

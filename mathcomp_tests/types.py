@@ -1,0 +1,109 @@
+"""Values that flow through a run, from scenario to prediction: small frozen dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+Label = Literal["less", "more", "equal"]
+LABELS: tuple[Label, ...] = ("less", "more", "equal")
+
+FRAMINGS: tuple[str, ...] = (
+    "neutral",
+    "direct-more",
+    "direct-less",
+    "direct-equal",
+    "indirect-more",
+    "indirect-less",
+    "indirect-equal",
+)
+POSITIONS: tuple[str, ...] = ("begin", "end")
+FORMATS: tuple[str, ...] = ("one-word", "json", "cot", "cot-json")
+
+Status = Literal["ok", "invalid", "error"]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One verified comparison: what A and B did, their exact totals and the gold label (B vs A)."""
+
+    id: str
+    text_a: str
+    text_b: str
+    expr_a: str
+    expr_b: str
+    total_a: Fraction
+    total_b: Fraction
+    label: Label
+    category: str
+    quantity: str
+    task: str
+    verbal: bool
+
+
+@dataclass(frozen=True)
+class Condition:
+    """framing x position x identity x format; new dimensions get a field with a default."""
+
+    framing: str
+    position: str
+    identity: str = "std"
+    format: str = "one-word"
+
+    @property
+    def id(self) -> str:
+        return f"{self.framing}-{self.position}-{self.identity}-{self.format}"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The chat messages a model sees for one scenario under one condition."""
+
+    scenario: Scenario
+    condition: Condition
+    messages: tuple[Message, ...]
+    prompt_set: str
+
+    @property
+    def text(self) -> str:
+        """The user message (the whole prompt: no system message is sent)."""
+        return self.messages[-1].content
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """Generation settings that change the output, and so belong in the cache key."""
+
+    max_new_tokens: int
+    temperature: float = 0.0
+
+    def as_key(self) -> dict[str, float | int]:
+        return {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
+
+
+@dataclass(frozen=True)
+class Response:
+    """What a backend returned for one prompt; `error` is set when no answer could be had."""
+
+    text: str
+    error: str | None = None
+    cached: bool = False
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    meta: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A parsed answer: a label, or `invalid` (unparseable) / `error` (no answer), raw text kept."""
+
+    label: Label | None
+    status: Status
+    raw: str

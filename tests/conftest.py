@@ -1,0 +1,67 @@
+"""Shared set-up for the project's own tests: offline switches, a tiny real model, a real local server."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+# Before anything imports transformers, huggingface_hub or litellm: nothing may reach for the network.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+os.environ["TOKENIZERS_PARALLELISM"] = "false"
+_HF_HOME = tempfile.mkdtemp(prefix="mathcomp-hf-home-")
+os.makedirs(os.path.join(_HF_HOME, "hub"), exist_ok=True)
+os.environ["HF_HOME"] = _HF_HOME
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from servers import transformers_serve  # noqa: E402
+from suite_runner import REPO  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def always_more_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real Llama with its own BPE tokenizer, trained to answer "more" to every MathComp prompt.
+
+    Its DirErr is known exactly (DirErr(more) = 1, the others 0), which makes it a precise probe of the
+    whole path: chat template, batching, decoding, parsing and scoring.
+    """
+    from mathcomp_tests import prompts, scenarios, tiny_model
+    from mathcomp_tests.types import FRAMINGS, Condition
+
+    rows = scenarios.load(REPO / "fixtures" / "scenarios.csv")[:40]
+    prompt_set = prompts.load_prompt_set("hf")
+    names = prompts.std_names(prompt_set)
+    texts = [
+        prompts.build(s, Condition(f, p), prompt_set, names).text
+        for s in rows
+        for f in FRAMINGS
+        for p in ("begin", "end")
+    ]
+    tokenizer = tiny_model.train_tokenizer(texts, vocab_size=600)
+    model = tiny_model.build_model(tokenizer, seed=0)
+    tiny_model.fit(model, tokenizer, [(t, "more") for t in texts], steps=40, batch_size=12)
+    return tiny_model.save(model, tokenizer, tmp_path_factory.mktemp("always-more"))
+
+
+@pytest.fixture(scope="session")
+def untrained_model(always_more_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Random weights with the same tokenizer: varied, prompt-dependent output for decoding checks."""
+    from transformers import AutoTokenizer
+
+    from mathcomp_tests import tiny_model
+
+    tokenizer = AutoTokenizer.from_pretrained(always_more_model)
+    model = tiny_model.build_model(tokenizer, seed=1, tie=False)
+    return tiny_model.save(model, tokenizer, tmp_path_factory.mktemp("untrained"))
+
+
+@pytest.fixture(scope="session")
+def openai_server(always_more_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`transformers serve` on 127.0.0.1 with the tiny model, for the whole test session."""
+    with transformers_serve(always_more_model, tmp_path_factory.mktemp("server") / "serve.log") as url:
+        yield url

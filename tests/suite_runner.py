@@ -1,0 +1,44 @@
+"""Run the MathComp suite the way a user does (a pytest subprocess) and read back what it wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class SuiteRun:
+    returncode: int
+    output: str
+    run_dir: Path
+    """This run's folder (reports/latest as it was when the run ended)."""
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return dict(json.loads((self.run_dir / "summary.json").read_text()))
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        lines = (self.run_dir / "results.jsonl").read_text().splitlines()
+        return [json.loads(line) for line in lines]
+
+    def case(self, case_id: str) -> dict[str, Any]:
+        return next(c for c in self.summary["cases"] if c["case"] == case_id)
+
+
+def run_suite(workdir: Path, *args: str, cache: bool = True, timeout: float = 600) -> SuiteRun:
+    """`pytest <args>` from the repository root, with reports and cache under ``workdir``."""
+    reports = workdir / "reports"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={reports}"]
+    command += [f"--cache-dir={workdir / 'cache'}"] if cache else ["--no-cache"]
+    proc = subprocess.run(
+        [*command, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=os.environ.copy()
+    )
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, (reports / "latest").resolve())

@@ -1,0 +1,89 @@
+"""What --model accepts: the paper's six aliases, `symbolic`, `hf:<id or dir>` and litellm strings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mathcomp_tests.models import ModelSpec, UnknownModelError, aliases, resolve
+
+PAPER_MODELS = {
+    "qwen2.5-3b": ("hf", "Qwen/Qwen2.5-3B-Instruct", "hf", "hf:Qwen/Qwen2.5-3B-Instruct"),
+    "qwen2.5-7b": ("hf", "Qwen/Qwen2.5-7B-Instruct", "hf", "hf:Qwen/Qwen2.5-7B-Instruct"),
+    "gpt-4o": ("api", "openai/gpt-4o", "openai", "openai/gpt-4o"),
+    "gpt-4o-mini": ("api", "openai/gpt-4o-mini", "openai", "openai/gpt-4o-mini"),
+    "claude-3.5-haiku": (
+        "api",
+        "anthropic/claude-3-5-haiku-20241022",
+        "claude",
+        "anthropic/claude-3-5-haiku-20241022",
+    ),
+    "claude-3.7-sonnet": (
+        "api",
+        "anthropic/claude-3-7-sonnet-20250219",
+        "claude",
+        "anthropic/claude-3-7-sonnet-20250219",
+    ),
+}
+
+
+@pytest.mark.parametrize("alias", sorted(PAPER_MODELS))
+def test_each_paper_model_alias_resolves_with_its_notebooks_prompt_set(alias: str) -> None:
+    kind, name, prompt_set, resolved = PAPER_MODELS[alias]
+    spec = resolve(alias)
+    assert spec == ModelSpec(given=alias, kind=kind, name=name, prompt_set=prompt_set)
+    assert spec.resolved == resolved
+    assert spec.names == (alias, resolved)
+
+
+def test_the_alias_table_holds_exactly_the_six_paper_models() -> None:
+    assert sorted(aliases()) == sorted(PAPER_MODELS)
+
+
+def test_symbolic_is_the_sympy_reference() -> None:
+    spec = resolve("symbolic")
+    assert (spec.kind, spec.name, spec.resolved, spec.names) == (
+        "symbolic",
+        "symbolic",
+        "symbolic",
+        ("symbolic",),
+    )
+    assert spec.prompt_set == "hf"
+
+
+def test_hf_prefix_takes_a_hub_id_or_a_local_directory(tmp_path: Path) -> None:
+    hub = resolve("hf:HuggingFaceTB/SmolLM2-135M-Instruct")
+    assert (hub.kind, hub.name, hub.resolved) == (
+        "hf",
+        "HuggingFaceTB/SmolLM2-135M-Instruct",
+        "hf:HuggingFaceTB/SmolLM2-135M-Instruct",
+    )
+    local = resolve(f"hf:{tmp_path}")
+    assert (local.kind, local.name, local.prompt_set) == ("hf", str(tmp_path), "hf")
+
+
+def test_a_litellm_string_goes_to_the_api_backend() -> None:
+    spec = resolve("openai/gpt-4.1-nano")
+    assert spec == ModelSpec("openai/gpt-4.1-nano", "api", "openai/gpt-4.1-nano", "hf")
+    assert spec.names == ("openai/gpt-4.1-nano",)
+
+
+@pytest.mark.parametrize("given", ["gpt4", "llama-3-8b", "hf:", "/models/qwen", "./qwen", ""])
+def test_an_unknown_model_lists_all_six_aliases(given: str) -> None:
+    with pytest.raises(UnknownModelError) as info:
+        resolve(given)
+    message = str(info.value)
+    assert f"unknown model {given!r}" in message
+    assert "Known aliases: " + ", ".join(sorted(PAPER_MODELS)) + "." in message
+    assert "hf:<hub id or directory>" in message
+
+
+def test_aliases_come_from_the_table_given(tmp_path: Path) -> None:
+    table = tmp_path / "models.toml"
+    table.write_text(
+        '[aliases.tiny]\nmodel = "hf:sshleifer/tiny-gpt2"\nprompt_set = "paper"\n', encoding="utf-8"
+    )
+    assert resolve("tiny", table) == ModelSpec("tiny", "hf", "sshleifer/tiny-gpt2", "paper")
+    with pytest.raises(UnknownModelError, match=r"Known aliases: tiny\."):
+        resolve("gpt-4o", table)
