@@ -49,6 +49,8 @@ class Item:
             "cached": self.response.cached,
             "input_tokens": self.response.input_tokens,
             "output_tokens": self.response.output_tokens,
+            "probs": self.response.meta.get("probs"),
+            "cost": self.response.meta.get("cost"),
         }
 
 
@@ -111,6 +113,16 @@ class CaseResult:
             lines.append(f"    prompt ends: ...{tail!r}")
         return "\n".join(lines)
 
+    def usage(self) -> dict[str, float | int | None]:
+        """Tokens in and out over this case's items, and cost where the provider's price is known."""
+        costs = [i.response.meta.get("cost") for i in self.items]
+        known = [float(c) for c in costs if isinstance(c, (int, float))]
+        return {
+            "input_tokens": sum(i.response.input_tokens or 0 for i in self.items),
+            "output_tokens": sum(i.response.output_tokens or 0 for i in self.items),
+            "cost_usd": sum(known) if known else None,
+        }
+
     def summary(self) -> dict[str, Any]:
         """Plain JSON for the test report (travels from xdist workers) and summary.json."""
         return {
@@ -126,6 +138,7 @@ class CaseResult:
             "scores": self.scores.as_dict(),
             "ceilings": self.ceilings.as_dict(),
             "sent": self.sent,
+            "usage": self.usage(),
             "examples": [
                 {
                     "scenario": i.prompt.scenario.id,
@@ -150,6 +163,11 @@ def run_case(
     items = tuple(
         Item(p, r, answers.parse(r, p.condition.format)) for p, r in zip(prompts, responses, strict=True)
     )
-    scores = metrics.score([i.prompt.scenario.label for i in items], [i.prediction for i in items])
+    probs = [i.response.meta.get("probs") for i in items]
+    scores = metrics.score(
+        [i.prompt.scenario.label for i in items],
+        [i.prediction for i in items],
+        probs if all(isinstance(p, dict) for p in probs) else None,  # type: ignore[arg-type]
+    )
     condition = prompts[0].condition
     return CaseResult(condition, backend.model_id, backend.revision, items, scores, ceilings, sent)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from .types import LABELS, Label, Prediction
@@ -18,6 +18,8 @@ class Scores:
     accuracy: float
     invalid_rate: float
     error_rate: float
+    soft_dir_err: dict[str, float | None] | None = None
+    """Expected DirErr from label probabilities (logprob scoring): lower variance than the hard count."""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -40,7 +42,17 @@ def dir_err(table: dict[str, dict[str, int]], label: str) -> float | None:
     return sum(table[g][label] for g in others) / denominator
 
 
-def score(golds: Sequence[Label], predictions: Sequence[Prediction]) -> Scores:
+def soft_dir_err(golds: Sequence[Label], probs: Sequence[Mapping[str, float]], label: str) -> float | None:
+    """Mean probability of ``label`` over items whose gold label is not ``label``."""
+    values = [p[label] for g, p in zip(golds, probs, strict=True) if g != label]
+    return sum(values) / len(values) if values else None
+
+
+def score(
+    golds: Sequence[Label],
+    predictions: Sequence[Prediction],
+    probs: Sequence[Mapping[str, float]] | None = None,
+) -> Scores:
     table = confusion(golds, predictions)
     n = len(golds)
     if n == 0:
@@ -55,4 +67,5 @@ def score(golds: Sequence[Label], predictions: Sequence[Prediction]) -> Scores:
         accuracy=correct / n,
         invalid_rate=invalid / n,
         error_rate=errors / n,
+        soft_dir_err={y: soft_dir_err(golds, probs, y) for y in LABELS} if probs is not None else None,
     )

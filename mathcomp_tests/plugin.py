@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from . import results
+from .backends.options import BackendOptions
 from .cases import CaseResult
 from .models import UnknownModelError
 from .prompts import PromptConfigError
@@ -72,7 +73,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--thresholds", default=None, help="ceilings file (default: thresholds.toml at the rootdir)"
     )
     group.addoption("--device", default="auto", help="hf backend: auto, cpu, cuda, cuda:N, mps")
-    group.addoption("--batch-size", type=int, default=16, help="hf backend: prompts per forward pass")
+    group.addoption(
+        "--batch-size", type=int, default=None, help="hf backend: prompts per batch (default: automatic)"
+    )
+    group.addoption(
+        "--scoring",
+        default="generate",
+        choices=("generate", "logprob"),
+        help="hf backend: greedy generation, or label log-probabilities (one-word and json formats)",
+    )
+    group.addoption(
+        "--num-retries", type=int, default=4, help="api backend: retries on 429, 5xx and timeouts"
+    )
+    group.addoption("--request-timeout", type=float, default=120.0, help="api backend: seconds per request")
+    group.addoption(
+        "--model-config", default=None, help="api backend: a litellm Router config (YAML or JSON)"
+    )
+    group.addoption(
+        "--max-error-rate",
+        type=float,
+        default=None,
+        help="fail a case when more than this share of its requests failed (overrides thresholds.toml)",
+    )
     group.addoption(
         "--max-concurrency", type=int, default=16, help="api backend: requests in flight per process"
     )
@@ -96,7 +118,6 @@ def _settings(config: pytest.Config) -> Settings:
     cache_dir = Path(opt("cache_dir") or root / ".mathcomp-cache")
     kwargs: dict[str, Any] = {
         "model": opt("model"),
-        "api_base": opt("api_base"),
         "prompt_set": opt("prompt_set"),
         "framings": select(opt("framings"), FRAMINGS, "framing", FRAMINGS),
         "positions": select(opt("positions"), POSITIONS, "position", POSITIONS),
@@ -104,9 +125,17 @@ def _settings(config: pytest.Config) -> Settings:
         "formats": select(opt("formats"), FORMATS, "format", ("one-word",)),
         "limit": opt("limit"),
         "thresholds": Path(opt("thresholds") or root / "thresholds.toml"),
-        "device": opt("device"),
-        "batch_size": opt("batch_size"),
-        "max_concurrency": opt("max_concurrency"),
+        "backend": BackendOptions(
+            api_base=opt("api_base"),
+            model_config=Path(opt("model_config")) if opt("model_config") else None,
+            max_concurrency=opt("max_concurrency"),
+            num_retries=opt("num_retries"),
+            request_timeout=opt("request_timeout"),
+            device=opt("device"),
+            batch_size=opt("batch_size"),
+            scoring=opt("scoring"),
+        ),
+        "max_error_rate": opt("max_error_rate"),
         "max_new_tokens": opt("max_new_tokens"),
         "cache_path": None if opt("no_cache") else cache_dir / "responses.sqlite",
         "reports_dir": Path(opt("reports_dir") or root / "reports"),
@@ -246,6 +275,13 @@ def _run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
         "cases_run": len(cases),
         "cases_failed": sum(not c["passed"] for c in cases),
         "prompts_sent": sum(c["sent"] for c in cases),
+        "usage": {
+            "input_tokens": sum(c["usage"]["input_tokens"] for c in cases),
+            "output_tokens": sum(c["usage"]["output_tokens"] for c in cases),
+            "cost_usd": sum(c["usage"]["cost_usd"] or 0 for c in cases)
+            if any(c["usage"]["cost_usd"] is not None for c in cases)
+            else None,
+        },
         "cases": cases,
     }
 

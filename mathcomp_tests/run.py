@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import models, prompts, scenarios, thresholds
-from .backends import Backend, create
+from .backends import Backend, BackendOptions, create
 from .backends.cache import CachedBackend, ResponseCache
 from .cases import CaseResult, run_case
 from .paths import fixtures
@@ -25,7 +25,6 @@ class Settings:
     """Everything a run is configured with; built from pytest options by the plugin."""
 
     model: str = "symbolic"
-    api_base: str | None = None
     framings: tuple[str, ...] = FRAMINGS
     positions: tuple[str, ...] = POSITIONS
     identities: tuple[str, ...] = ("std",)
@@ -34,9 +33,8 @@ class Settings:
     dataset: Path = field(default_factory=lambda: fixtures() / "scenarios.csv")
     thresholds: Path = Path("thresholds.toml")
     prompt_set: str | None = None
-    device: str = "auto"
-    batch_size: int = 16
-    max_concurrency: int = 16
+    backend: BackendOptions = field(default_factory=BackendOptions)
+    max_error_rate: float | None = None
     max_new_tokens: int | None = None
     cache_path: Path | None = None
     reports_dir: Path = Path("reports")
@@ -92,13 +90,7 @@ class Run:
     @property
     def backend(self) -> CachedBackend:
         if self._backend is None:
-            inner: Backend = create(
-                self.spec,
-                api_base=self.settings.api_base,
-                device=self.settings.device,
-                batch_size=self.settings.batch_size,
-                max_concurrency=self.settings.max_concurrency,
-            )
+            inner: Backend = create(self.spec, replace(self.settings.backend, worker=self.worker))
             path = self.settings.cache_path
             self._backend = CachedBackend(inner, ResponseCache(path) if path else None)
         return self._backend
@@ -116,6 +108,8 @@ class Run:
 
     def run_case(self, condition: Condition) -> CaseResult:
         ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
+        if self.settings.max_error_rate is not None:
+            ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
         result = run_case(self.prompts_for(condition), self.backend, self.decoding(condition), ceilings)
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
@@ -127,4 +121,3 @@ class Run:
             self._backend.close()
         if self._writer is not None:
             self._writer.close()
-

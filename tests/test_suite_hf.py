@@ -7,6 +7,7 @@ from pathlib import Path
 from suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.hf import HFBackend, fingerprint
+from mathcomp_tests.backends.options import BackendOptions
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
 from mathcomp_tests.scenarios import load
 from mathcomp_tests.types import FRAMINGS, Condition, Decoding
@@ -80,7 +81,11 @@ def test_left_padded_batches_decode_exactly_like_single_prompts(
     ]
     assert len({len(p.text) for p in prompts}) > 5, "the batch must mix prompt lengths"
     decoding = Decoding(max_new_tokens=6)
-    batched = HFBackend(str(untrained_model), device="cpu", batch_size=7).complete(prompts, decoding)
-    single = HFBackend(str(untrained_model), device="cpu", batch_size=1).complete(prompts, decoding)
+    batched = HFBackend(str(untrained_model), BackendOptions(device="cpu", batch_size=7)).complete(
+        prompts, decoding
+    )
+    single = HFBackend(str(untrained_model), BackendOptions(device="cpu", batch_size=1)).complete(
+        prompts, decoding
+    )
     assert [r.text for r in batched] == [r.text for r in single]
     assert len({r.text for r in single}) > 1, "an untrained model should not answer everything alike"

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 from ..models import ModelSpec
 from .base import Backend, BackendError
+from .options import BackendOptions
 
-__all__ = ["Backend", "BackendError", "create"]
+__all__ = ["Backend", "BackendError", "BackendOptions", "create"]
 
 
-def create(
-    spec: ModelSpec,
-    *,
-    api_base: str | None = None,
-    device: str = "auto",
-    batch_size: int = 16,
-    max_concurrency: int = 16,
-) -> Backend:
+def create(spec: ModelSpec, options: BackendOptions) -> Backend:
     """The backend for a resolved --model; heavy libraries load here, not at import time."""
     if spec.kind == "symbolic":
         from .symbolic import SymbolicBackend
@@ -24,9 +18,9 @@ def create(
     if spec.kind == "hf":
         from .hf import HFBackend
 
-        return HFBackend(spec.name, device=device, batch_size=batch_size)
+        return HFBackend(spec.name, options)
     if spec.kind == "api":
         from .api import APIBackend
 
-        return APIBackend(spec.name, api_base=api_base, max_concurrency=max_concurrency)
+        return APIBackend(spec.name, options)
     raise BackendError(f"no backend for model kind {spec.kind!r}")

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..types import Decoding, Prompt, Response
 from .base import BackendError, OnResponse, redact
+from .options import BackendOptions
 
 
 class APIBackend:
@@ -16,14 +17,8 @@ class APIBackend:
 
     revision = ""
 
-    def __init__(
-        self,
-        model: str,
-        api_base: str | None = None,
-        max_concurrency: int = 16,
-        num_retries: int = 3,
-        timeout: float = 120.0,
-    ):
+    def __init__(self, model: str, options: BackendOptions | None = None):
+        options = options or BackendOptions()
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         try:
             import litellm
@@ -32,11 +27,11 @@ class APIBackend:
         litellm.suppress_debug_info = True
         self._litellm = litellm
         self.model = model
-        self.api_base = api_base
-        self.model_id = model if api_base is None else f"{model}@{api_base}"
-        self.max_concurrency = max(1, max_concurrency)
-        self.num_retries = num_retries
-        self.timeout = timeout
+        self.api_base = options.api_base
+        self.model_id = model if self.api_base is None else f"{model}@{self.api_base}"
+        self.max_concurrency = max(1, options.max_concurrency)
+        self.num_retries = options.num_retries
+        self.timeout = options.request_timeout
 
     def cache_settings(self) -> dict[str, object]:
         return {}

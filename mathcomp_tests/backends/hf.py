@@ -9,6 +9,7 @@ from typing import Any
 
 from ..types import Decoding, Prompt, Response
 from .base import BackendError, OnResponse
+from .options import BackendOptions
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
 
@@ -16,7 +17,8 @@ _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tikto
 class HFBackend:
     """Batched greedy generation with any causal LM that transformers can load."""
 
-    def __init__(self, name: str, device: str = "auto", batch_size: int = 16):
+    def __init__(self, name: str, options: BackendOptions | None = None):
+        options = options or BackendOptions()
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -27,8 +29,8 @@ class HFBackend:
         self._torch = torch
         directory, self.revision = _locate(name)
         self.model_id = f"hf:{name}"
-        self.device = _pick_device(torch, device)
-        self.batch_size = max(1, batch_size)
+        self.device = _pick_device(torch, options.device)
+        self.batch_size = max(1, options.batch_size or 16)
         self.dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
         self.directory = directory
         self.tokenizer = AutoTokenizer.from_pretrained(directory, padding_side="left")
