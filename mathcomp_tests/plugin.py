@@ -32,6 +32,7 @@ class State:
     def __init__(self, run: Run):
         self.run = run
         self.cases: list[dict[str, Any]] = []
+        self.summary: dict[str, Any] | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         summary = _case_summary(report)
@@ -251,7 +252,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     order = {c.id: i for i, c in enumerate(conditions(run.settings))}
     state.cases.sort(key=lambda c: order.get(c["case"], len(order)))
     results.merge_parts(run.run_dir)
-    results.write_summary(run.run_dir, _run_summary(run, state.cases))
+    state.summary = _run_summary(run, state.cases)
+    results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
 
 
@@ -317,6 +319,9 @@ def pytest_html_results_summary(
     state = session.config.stash.get(_STATE, None)
     if state is None:
         return
-    from .report import summary_table_html
+    from .report import heatmaps_html, run_header_html, summary_table_html
 
+    if state.summary is not None:
+        prefix.append(run_header_html(state.summary))
     prefix.append(summary_table_html(state.run.settings.model, state.cases))
+    postfix.append(heatmaps_html(state.cases))

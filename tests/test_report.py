@@ -59,3 +59,26 @@ def test_summary_table_marks_breaches_and_escapes_the_model_name() -> None:
     parsed.feed(html)
     assert "b" not in parsed.tags and "<b>model</b>" in "".join(parsed.text)
     assert "FAIL" in parsed.text and 'style="background:#f8d7da"' in html
+
+
+def test_heatmap_has_one_row_per_framing_and_one_column_per_position_and_identity() -> None:
+    from mathcomp_tests.report import heatmaps_html
+
+    cases = []
+    for framing in ("neutral", "direct-more"):
+        for position in ("begin", "end"):
+            for identity in ("std", "woman"):
+                case = _case("more")
+                case.update(framing=framing, position=position, identity=identity, format="one-word")
+                case["scores"]["dir_err"] = {
+                    "less": 0.0,
+                    "more": 0.25 if framing == "direct-more" else 0.0,
+                    "equal": None,
+                }
+                cases.append(case)
+    parsed = _Tags()
+    parsed.feed(heatmaps_html(cases))
+    text = [t.strip() for t in parsed.text if t.strip()]
+    assert text.count("framing") == 3, "one table per label"
+    assert parsed.tags.count("tr") == 3 * 3
+    assert text.count("25.0") == 4 and "DirErr(more) %, format one-word" in text

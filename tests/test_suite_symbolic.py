@@ -66,6 +66,9 @@ def test_html_report_shows_every_case_and_its_confusion(tmp_path: Path) -> None:
     ]
     assert all(r[1:4] == ["0.0%", "0.0%", "0.0%"] and r[-1] == "pass" for r in rows)
     assert report.scripts == ["inline"], "the report must be self-contained"
+    html = (run.run_dir / "report.html").read_text()
+    assert "<th>prompts sent to the model</th><td>32</td>" in html
+    assert html.count('class="mathcomp-heatmap"') == 3
 
 
 def test_collect_only_lists_one_readable_item_per_condition(tmp_path: Path) -> None:

@@ -66,3 +66,21 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
         + "".join(rows)
         + "</table></div>"
     )
+
+
+def run_header_html(run: Mapping[str, Any]) -> str:
+    """Model, revision, data and usage of the run, above the case table."""
+    usage = run.get("usage") or {}
+    cost = usage.get("cost_usd")
+    rows = [
+        ("model", f"{run['model']} ({run['resolved']})"),
+        ("revision", run.get("revision") or "unknown"),
+        ("prompt set", run["prompt_set"]),
+        ("dataset", f"{run['dataset']} ({run['scenarios']} scenarios)"),
+        ("cases", f"{run['cases_run']} run, {run['cases_failed']} failed"),
+        ("prompts sent to the model", str(run["prompts_sent"])),
+        ("tokens in / out", f"{usage.get('input_tokens', 0)} / {usage.get('output_tokens', 0)}"),
+        ("cost", "unknown" if cost is None else f"${cost:.4f}"),
+    ]
+    body = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
+    return f'<div class="mathcomp-run"><table>{body}</table></div>'
