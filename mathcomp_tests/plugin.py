@@ -68,7 +68,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--dataset",
         default=os.environ.get("MATHCOMP_DATASET"),
-        help="CSV in the original MathComp schema (default: fixtures/scenarios.csv)",
+        help="a CSV in the MathComp schema, or mathcomp-original (the published benchmark, downloaded once "
+        "into --cache-dir); default: fixtures/scenarios.csv",
+    )
+    group.addoption(
+        "--dataset-policy",
+        default=None,
+        choices=("strict", "skip-invalid", "keep"),
+        help="rows that fail verification: strict stops the run, skip-invalid leaves them out, keep scores them "
+        "with the published label (default: keep for mathcomp-original, strict otherwise)",
     )
     group.addoption(
         "--thresholds", default=None, help="ceilings file (default: thresholds.toml at the rootdir)"
@@ -125,6 +133,9 @@ def _settings(config: pytest.Config) -> Settings:
         "identities": select(opt("identities"), known_identities(), "identity", ("std",)),
         "formats": select(opt("formats"), FORMATS, "format", ("one-word",)),
         "limit": opt("limit"),
+        "dataset": dataset,
+        "dataset_policy": opt("dataset_policy"),
+        "dataset_cache": cache_dir,
         "thresholds": Path(opt("thresholds") or root / "thresholds.toml"),
         "backend": BackendOptions(
             api_base=opt("api_base"),
@@ -141,8 +152,6 @@ def _settings(config: pytest.Config) -> Settings:
         "cache_path": None if opt("no_cache") else cache_dir / "responses.sqlite",
         "reports_dir": Path(opt("reports_dir") or root / "reports"),
     }
-    if dataset:
-        kwargs["dataset"] = Path(dataset)
     if kwargs["limit"] is not None and kwargs["limit"] < 1:
         raise SelectionError(f"--limit must be at least 1, got {kwargs['limit']}")
     return Settings(**kwargs)
@@ -191,6 +200,17 @@ class _XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["mathcomp_run_id"] = self.run_id
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return None
+    run = state.run
+    return [
+        f"mathcomp: model {run.spec.given} ({run.spec.resolved}), prompt set {run.prompt_set.name}",
+        *run.dataset.header(),
+    ]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -265,7 +285,14 @@ def _run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
         "resolved": run.spec.resolved,
         "revision": next((c["revision"] for c in cases), None),
         "prompt_set": run.prompt_set.name,
-        "dataset": str(s.dataset),
+        "dataset": {
+            "name": run.dataset.name,
+            "path": str(run.dataset.path),
+            "policy": run.dataset.policy,
+            "excluded": [str(f) for f in run.dataset.excluded],
+            "kept_invalid": [str(f) for f in run.dataset.kept_invalid],
+            "audit_notes": len(run.dataset.notes),
+        },
         "scenarios": len(run.scenarios),
         "thresholds": str(s.thresholds),
         "selection": {

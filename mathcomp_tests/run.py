@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import models, prompts, scenarios, thresholds
+from . import datasets, models, prompts, scenarios, thresholds
 from .backends import Backend, BackendOptions, create
 from .backends.cache import CachedBackend, ResponseCache
 from .cases import CaseResult, run_case
-from .paths import fixtures
 from .results import ResultsWriter
 from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
 
@@ -30,7 +29,10 @@ class Settings:
     identities: tuple[str, ...] = ("std",)
     formats: tuple[str, ...] = ("one-word",)
     limit: int | None = None
-    dataset: Path = field(default_factory=lambda: fixtures() / "scenarios.csv")
+    dataset: str | None = None
+    """A CSV path, `mathcomp-original`, or None for the bundled fixtures/scenarios.csv."""
+    dataset_policy: str | None = None
+    dataset_cache: Path = Path(".mathcomp-cache")
     thresholds: Path = Path("thresholds.toml")
     prompt_set: str | None = None
     backend: BackendOptions = field(default_factory=BackendOptions)
@@ -78,7 +80,8 @@ class Run:
         self.spec = models.resolve(settings.model)
         self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
         self.identities = prompts.load_identities()
-        self.scenarios: list[Scenario] = scenarios.first(scenarios.load(settings.dataset), settings.limit)
+        self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
+        self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
         self._backend: CachedBackend | None = None
         self._writer: ResultsWriter | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from typing import Any
 
 from mathcomp_tests.report import case_extra_html, summary_table_html
 
@@ -22,7 +23,7 @@ class _Tags(HTMLParser):
         self.text.append(data)
 
 
-def _case(raw: str) -> dict[str, object]:
+def _case(raw: str) -> dict[str, Any]:
     confusion = {
         g: {o: 0 for o in ("less", "more", "equal", "invalid", "error")} for g in ("less", "more", "equal")
     }

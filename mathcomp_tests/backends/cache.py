@@ -10,6 +10,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from filelock import FileLock
+
 from ..types import Decoding, Prompt, Response
 from .base import Backend, OnResponse
 
@@ -48,8 +50,11 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA busy_timeout = 60000")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute(_SCHEMA)
+        # Switching to WAL needs an exclusive lock and does not wait on busy_timeout: xdist workers opening
+        # a new cache together take turns.
+        with FileLock(f"{self.path}.lock"):
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(_SCHEMA)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
         found: dict[str, Response] = {}

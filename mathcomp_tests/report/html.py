@@ -76,11 +76,19 @@ def run_header_html(run: Mapping[str, Any]) -> str:
         ("model", f"{run['model']} ({run['resolved']})"),
         ("revision", run.get("revision") or "unknown"),
         ("prompt set", run["prompt_set"]),
-        ("dataset", f"{run['dataset']} ({run['scenarios']} scenarios)"),
+        (
+            "dataset",
+            f"{run['dataset']['name']} ({run['scenarios']} scenarios, policy {run['dataset']['policy']})",
+        ),
         ("cases", f"{run['cases_run']} run, {run['cases_failed']} failed"),
         ("prompts sent to the model", str(run["prompts_sent"])),
         ("tokens in / out", f"{usage.get('input_tokens', 0)} / {usage.get('output_tokens', 0)}"),
         ("cost", "unknown" if cost is None else f"${cost:.4f}"),
     ]
     body = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
+    for key, title in (("kept_invalid", "kept with the published label"), ("excluded", "left out")):
+        findings = run["dataset"][key]
+        if findings:
+            lines = escape("\n".join(findings))
+            body += f"<tr><th>{escape(title)} ({len(findings)})</th><td><pre>{lines}</pre></td></tr>"
     return f'<div class="mathcomp-run"><table>{body}</table></div>'
