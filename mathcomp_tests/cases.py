@@ -22,7 +22,8 @@ class Item:
 
     @property
     def wrong(self) -> bool:
-        return self.prediction.label != self.prompt.scenario.label
+        """Answered, and not with the gold label (failed requests are errors, not wrong answers)."""
+        return self.prediction.status != "error" and self.prediction.label != self.prompt.scenario.label
 
     def record(self, run_id: str, model: str, revision: str) -> dict[str, Any]:
         """One line of results.jsonl: enough to recompute any paired metric later."""
@@ -90,8 +91,7 @@ class CaseResult:
         ]
         for y in LABELS:
             value = self.scores.dir_err[y]
-            denominator = sum(sum(table[g].values()) for g in LABELS if g != y)
-            hits = sum(table[g][y] for g in LABELS if g != y)
+            hits, denominator = metrics.dir_err_counts(table, y)
             shown = "n/a" if value is None else f"{value:.3f}"
             mark = ">" if value is not None and value > self.ceilings.dir_err[y] else "<="
             lines.append(

@@ -33,13 +33,21 @@ def confusion(golds: Sequence[Label], predictions: Sequence[Prediction]) -> dict
     return table
 
 
-def dir_err(table: dict[str, dict[str, int]], label: str) -> float | None:
-    """DirErr(y): among items whose gold label is not y, the share answered y (invalid ones stay in)."""
+def dir_err_counts(table: dict[str, dict[str, int]], label: str) -> tuple[int, int]:
+    """(items answered ``label`` whose gold is not ``label``, items whose gold is not ``label``).
+
+    Unreadable answers stay in the denominator (the model answered, badly); failed requests leave it
+    (the model never answered) and are counted by the error rate instead.
+    """
     others = [g for g in LABELS if g != label]
-    denominator = sum(sum(table[g].values()) for g in others)
-    if denominator == 0:
-        return None
-    return sum(table[g][label] for g in others) / denominator
+    denominator = sum(sum(table[g].values()) - table[g]["error"] for g in others)
+    return sum(table[g][label] for g in others), denominator
+
+
+def dir_err(table: dict[str, dict[str, int]], label: str) -> float | None:
+    """DirErr(y): among items whose gold label is not y, the share answered y."""
+    hits, denominator = dir_err_counts(table, label)
+    return hits / denominator if denominator else None
 
 
 def soft_dir_err(golds: Sequence[Label], probs: Sequence[Mapping[str, float]], label: str) -> float | None:

@@ -33,9 +33,15 @@ def test_confusion_counts_each_gold_against_each_outcome() -> None:
 
 def test_dir_err_worked_by_hand() -> None:
     scores = score(GOLDS, [said(a) for a in ANSWERS])
-    # more: 1 less->more + 1 equal->more over the 6 items not gold more (the invalid and error ones included)
-    # less: 1 more->less over the 7 items not gold less; equal: nothing answered equal wrongly
-    assert scores.dir_err == {"more": 2 / 6, "less": 1 / 7, "equal": 0.0}
+    # more: 1 less->more + 1 equal->more over the 5 answered items not gold more (the invalid one stays in,
+    # the failed request leaves); less: 1 more->less over the 7 items not gold less; equal: none wrongly
+    assert scores.dir_err == {"more": 2 / 5, "less": 1 / 7, "equal": 0.0}
+
+
+def test_failed_requests_leave_the_denominator() -> None:
+    table = confusion(["less", "equal", "equal"], [said("more"), said("error"), said("error")])
+    assert dir_err(table, "more") == 1.0
+    assert dir_err(confusion(["less"], [said("error")]), "more") is None
 
 
 def test_invalid_answers_stay_in_the_denominator() -> None:

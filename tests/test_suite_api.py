@@ -65,6 +65,7 @@ def test_unreachable_server_items_are_errors_not_wrong_answers(tmp_path: Path) -
         "--model=openai/nothing-here",
         f"--api-base=http://127.0.0.1:{free_port()}/v1",
         "--limit=3",
+        "--num-retries=1",
         "--framings=neutral",
         "--positions=end",
     )

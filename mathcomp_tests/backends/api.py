@@ -1,4 +1,9 @@
-"""Models behind an API, through litellm: async fan-out under a concurrency limit, litellm's retries."""
+"""Models behind an API, through litellm: async fan-out under a concurrency limit, the Router's retries.
+
+Each response is handed to ``on_response`` the moment it arrives (the cache stores it then), so a run
+killed half way keeps everything answered so far. A request that fails after its retries becomes an
+item error; it never stops the other requests.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..types import Decoding, Prompt, Response
+from . import router
 from .base import BackendError, OnResponse, redact
 from .options import BackendOptions
 
+_ERROR_CHARS = 2000
+
 
 class APIBackend:
-    """Any litellm model string (`openai/...`, `anthropic/...`), or an OpenAI-compatible server via api_base."""
+    """Any litellm model string (`openai/...`, `anthropic/...`), an OpenAI-compatible server via api_base,
+    or the deployments of a litellm Router config."""
 
     revision = ""
 
@@ -27,11 +36,12 @@ class APIBackend:
         litellm.suppress_debug_info = True
         self._litellm = litellm
         self.model = model
-        self.api_base = options.api_base
-        self.model_id = model if self.api_base is None else f"{model}@{self.api_base}"
+        self.plan = router.plan(model, options)
+        self.model_id = self.plan.model_id
         self.max_concurrency = max(1, options.max_concurrency)
-        self.num_retries = options.num_retries
-        self.timeout = options.request_timeout
+        self._router = router.build(self.plan)
+        # One loop for the backend's life: the Router's HTTP clients and their connections belong to it.
+        self._loop = asyncio.new_event_loop()
 
     def cache_settings(self) -> dict[str, object]:
         return {}
@@ -39,7 +49,7 @@ class APIBackend:
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
     ) -> list[Response]:
-        return asyncio.run(self._complete_all(prompts, decoding, on_response))
+        return self._loop.run_until_complete(self._complete_all(prompts, decoding, on_response))
 
     async def _complete_all(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None
@@ -56,30 +66,58 @@ class APIBackend:
         return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts))))
 
     async def _ask(self, prompt: Prompt, decoding: Decoding) -> Response:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in prompt.messages],
-            "temperature": decoding.temperature,
-            "max_tokens": decoding.max_new_tokens,
-            "num_retries": self.num_retries,
-            "timeout": self.timeout,
-        }
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
-            kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "not-needed")
         try:
-            result = await self._litellm.acompletion(**kwargs)
+            result = await self._router.acompletion(
+                model=self.plan.group,
+                messages=[{"role": m.role, "content": m.content} for m in prompt.messages],
+                temperature=decoding.temperature,
+                max_tokens=decoding.max_new_tokens,
+            )
+            return self._response(result)
         except Exception as exc:  # every provider error becomes a recorded, reported item error
-            return Response(text="", error=redact(f"{type(exc).__name__}: {exc}"))
+            return Response(text="", error=redact(f"{type(exc).__name__}: {exc}")[:_ERROR_CHARS])
+
+    def _response(self, result: Any) -> Response:
+        """A completion as our Response; a reply without a choice is an error, an empty one an answer."""
+        if not getattr(result, "choices", None):
+            return Response(text="", error="the provider returned no choices")
         choice = result.choices[0]
-        text = choice.message.content or ""
         usage = getattr(result, "usage", None)
+        meta: dict[str, object] = {"finish_reason": getattr(choice, "finish_reason", None)}
+        cost = self._cost(result)
+        if cost is not None:
+            meta["cost"] = cost
         return Response(
-            text=text,
+            text=choice.message.content or "",
             input_tokens=getattr(usage, "prompt_tokens", None),
             output_tokens=getattr(usage, "completion_tokens", None),
-            meta={"finish_reason": getattr(choice, "finish_reason", None)},
+            meta=meta,
         )
 
+    def _cost(self, result: Any) -> float | None:
+        """USD for this response where litellm knows the model's price, else None (litellm says 0.0)."""
+        hidden = getattr(result, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost")
+        if "response_cost" not in hidden:
+            try:
+                cost = self._litellm.completion_cost(completion_response=result)
+            except Exception:  # litellm raises for models missing from its price map
+                return None
+        return float(cost) if isinstance(cost, (int, float)) and cost > 0 else None
+
     def close(self) -> None:
-        return None
+        """Unhook the Router's global callbacks, stop litellm's logging worker, then close the loop."""
+        if self._loop.is_closed():
+            return
+        self._router.discard()  # else every later Router in this process runs this one's callbacks too
+        pending = asyncio.all_tasks(self._loop)
+        if pending:
+            self._loop.run_until_complete(_cancel(pending))
+        self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+        self._loop.close()
+
+
+async def _cancel(tasks: set[asyncio.Task[Any]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,93 @@
+"""The suite against a server that rate-limits, fails, hangs and garbles on a schedule we control.
+
+Every run must end with each item answered or recorded as an error, and a rerun must ask again only
+for what has no answer yet.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fault_server import OK, Fault, FaultServer
+from suite_runner import run_suite
+
+RETRY_AFTER = 2
+NUM_RETRIES = 1
+PROMPTS = 12
+
+# By the order in which the server first sees a prompt: what each attempt at it gets.
+PLAN: dict[int, list[Fault]] = {
+    0: [Fault("rate-limit", retry_after=RETRY_AFTER)],
+    1: [Fault("server-error")],
+    2: [Fault("hang", delay=3)],  # past the 1 s --request-timeout
+    3: [Fault("malformed")],
+    4: [Fault("empty")],
+    5: [Fault("server-error", text="the model is overloaded")] * 50,
+}
+
+
+def scheduled(index: int, attempt: int) -> Fault:
+    plan = PLAN.get(index, [])
+    return plan[attempt] if attempt < len(plan) else OK
+
+
+def permissive(tmp_path: Path) -> Path:
+    """Ceilings that only the error rate can breach (the server answers `more` to everything)."""
+    path = tmp_path / "thresholds.toml"
+    path.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.02\n")
+    return path
+
+
+def test_faults_end_answered_or_recorded_and_a_rerun_asks_only_for_the_errors(tmp_path: Path) -> None:
+    with FaultServer(schedule=scheduled, latency=0.05).running() as server:
+        args = (
+            "--model=openai/fault-server",
+            f"--api-base={server.url}",
+            f"--limit={PROMPTS}",
+            "--framings=neutral",
+            "--positions=end",
+            "--max-concurrency=8",
+            f"--num-retries={NUM_RETRIES}",
+            "--request-timeout=1",
+            "--max-error-rate=0.05",
+            f"--thresholds={permissive(tmp_path)}",
+        )
+        first = run_suite(tmp_path, *args)
+        mark = len(server.requests())
+        second = run_suite(tmp_path, *args)
+        log = server.requests()
+
+    by_index = {i: [r for r in log[:mark] if r.index == i] for i in range(PROMPTS)}
+    prompt_of = {i: rs[0].prompt for i, rs in by_index.items()}
+
+    # Every item is in results.jsonl, answered or recorded as an error; only the exhausted one failed.
+    for run in (first, second):
+        assert run.returncode == 1, run.output
+        records = {r["prompt"]: r for r in run.records}
+        assert set(records) == set(prompt_of.values())
+        statuses = {i: records[prompt_of[i]]["status"] for i in range(PROMPTS)}
+        assert statuses == {i: {4: "invalid", 5: "error"}.get(i, "ok") for i in range(PROMPTS)}
+        assert records[prompt_of[4]]["raw"] == "", "an empty completion is an answer, read as invalid"
+        assert "overloaded" in records[prompt_of[5]]["error"]
+        case = run.case("neutral-end-std-one-word")
+        assert case["breaches"] == ["error_rate"] and case["scores"]["error_rate"] == 1 / PROMPTS
+        assert re.search(r"error_rate +=  *0\.083 > 0\.050", run.output), "the failure says why"
+
+    # Each fault was retried once and then answered; the failing prompt got its whole retry budget.
+    assert [r.fault for r in by_index[0]] == ["rate-limit", "ok"]
+    assert [r.fault for r in by_index[1]] == ["server-error", "ok"]
+    assert [r.fault for r in by_index[2]] == ["hang", "ok"]
+    assert [r.fault for r in by_index[3]] == ["malformed", "ok"]
+    assert [r.fault for r in by_index[4]] == ["empty"]
+    assert [r.status for r in by_index[5]] == [500] * (NUM_RETRIES + 1)
+    assert all(len(by_index[i]) == 1 for i in range(6, PROMPTS))
+
+    # Retry-After is honoured: the retry came no sooner than the server asked (server-side timestamps).
+    refused, retried = by_index[0]
+    assert retried.start - refused.end >= RETRY_AFTER
+
+    # The rerun sent only the prompt without an answer: nothing cached was asked for again.
+    assert first.summary["prompts_sent"] == PROMPTS and second.summary["prompts_sent"] == 1
+    assert {r.prompt for r in log[mark:]} == {prompt_of[5]}
+    assert len(log[mark:]) == NUM_RETRIES + 1
