@@ -120,7 +120,10 @@ class Run:
         return result
 
     def close(self) -> None:
+        """Release the model and the results file; safe to call twice (fixture teardown, session end)."""
         if self._backend is not None:
             self._backend.close()
+            self._backend = None
         if self._writer is not None:
             self._writer.close()
+            self._writer = None
