@@ -16,7 +16,7 @@ from .backends.options import BackendOptions
 from .cases import CaseResult
 from .models import UnknownModelError
 from .prompts import PromptConfigError
-from .run import Run, SelectionError, Settings, conditions, known_identities, select
+from .run import DEFAULT_MODEL, Run, SelectionError, Settings, conditions, known_identities, select
 from .scenarios import DatasetError
 from .thresholds import ThresholdsError
 from .types import FORMATS, FRAMINGS, POSITIONS, Condition
@@ -44,7 +44,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mathcomp", "MathComp framing-bias suite")
     group.addoption(
         "--model",
-        default=os.environ.get("MATHCOMP_MODEL", "symbolic"),
+        default=os.environ.get("MATHCOMP_MODEL", DEFAULT_MODEL),
         help="alias (qwen2.5-3b, gpt-4o-mini, ...), symbolic, hf:<hub id or dir>, or a litellm "
         "model string such as openai/<name> (default: %(default)s)",
     )

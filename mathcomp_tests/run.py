@@ -12,6 +12,8 @@ from .cases import CaseResult, run_case
 from .results import ResultsWriter
 from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
 
+DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
+"""The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
 DEFAULT_MAX_NEW_TOKENS = {"one-word": 8, "json": 24, "cot": 512, "cot-json": 512}
 
 
@@ -23,7 +25,7 @@ class SelectionError(ValueError):
 class Settings:
     """Everything a run is configured with; built from pytest options by the plugin."""
 
-    model: str = "symbolic"
+    model: str = DEFAULT_MODEL
     framings: tuple[str, ...] = FRAMINGS
     positions: tuple[str, ...] = POSITIONS
     identities: tuple[str, ...] = ("std",)

@@ -14,13 +14,23 @@ CHAT_TEMPLATE = (
 SPECIAL_TOKENS = ["<pad>", "<|end|>", "<|user|>", "<|assistant|>", "<|system|>"]
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 600) -> Any:
-    """A byte-level BPE trained on ``texts``, wrapped as a PreTrainedTokenizerFast with a chat template."""
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 600, split_digits: bool = False) -> Any:
+    """A byte-level BPE trained on ``texts``, wrapped as a PreTrainedTokenizerFast with a chat template.
+
+    ``split_digits`` makes every digit its own token, so that numbers a model never saw whole still
+    read as digits it knows.
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if split_digits:
+        core.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.Digits(individual_digits=True), byte_level]
+        )
+    else:
+        core.pre_tokenizer = byte_level
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,

@@ -37,8 +37,9 @@ def test_each_paper_model_alias_resolves_with_its_notebooks_prompt_set(alias: st
     assert spec.names == (alias, resolved)
 
 
-def test_the_alias_table_holds_exactly_the_six_paper_models() -> None:
-    assert sorted(aliases()) == sorted(PAPER_MODELS)
+def test_the_alias_table_holds_the_six_paper_models_and_the_embedded_one() -> None:
+    assert sorted(aliases()) == sorted([*PAPER_MODELS, "mathcomp-tiny"])
+    assert resolve("mathcomp-tiny").resolved == "hf:fixtures/models/mathcomp-tiny"
 
 
 def test_symbolic_is_the_sympy_reference() -> None:
@@ -70,12 +71,12 @@ def test_a_litellm_string_goes_to_the_api_backend() -> None:
 
 
 @pytest.mark.parametrize("given", ["gpt4", "llama-3-8b", "hf:", "/models/qwen", "./qwen", ""])
-def test_an_unknown_model_lists_all_six_aliases(given: str) -> None:
+def test_an_unknown_model_lists_every_alias(given: str) -> None:
     with pytest.raises(UnknownModelError) as info:
         resolve(given)
     message = str(info.value)
     assert f"unknown model {given!r}" in message
-    assert "Known aliases: " + ", ".join(sorted(PAPER_MODELS)) + "." in message
+    assert "Known aliases: " + ", ".join(sorted([*PAPER_MODELS, "mathcomp-tiny"])) + "." in message
     assert "hf:<hub id or directory>" in message
 
 

@@ -1,21 +1,35 @@
-"""A local transformers model: chat template, length-sorted batches, left padding, greedy decoding."""
+"""A local transformers model: chat template, length-sorted batches, left padding, greedy decoding or
+label log-probabilities, on the best device the machine has."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import inspect
+import logging
+import math
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..types import Decoding, Prompt, Response
+from ..paths import ROOT
+from ..types import LABELS, Decoding, Prompt, Response
 from .base import BackendError, OnResponse
 from .options import BackendOptions
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
+SCORINGS = ("generate", "logprob")
+ANSWER_PREFIX = {"one-word": "", "json": '{"answer": "'}
+"""Formats that logprob scoring reads in one forward pass, and the assistant text put before the label:
+for JSON the label is scored where the value of ``"answer"`` starts. Other formats are generated."""
+START_BATCH = {"cuda": 256, "mps": 64, "cpu": 16}
+"""Automatic batch size to start from; halved on every out-of-memory until a batch fits."""
+
+log = logging.getLogger(__name__)
 
 
 class HFBackend:
-    """Batched greedy generation with any causal LM that transformers can load."""
+    """Any causal LM that transformers can load, one forward pass per batch of prompts."""
 
     def __init__(self, name: str, options: BackendOptions | None = None):
         options = options or BackendOptions()
@@ -26,18 +40,22 @@ class HFBackend:
             raise BackendError(
                 "the hf backend needs torch and transformers: pip install 'mathcomp-tests[hf]'"
             ) from exc
+        if options.scoring not in SCORINGS:
+            raise BackendError(f"unknown scoring {options.scoring!r}; expected one of {', '.join(SCORINGS)}")
         self._torch = torch
         directory, self.revision = _locate(name)
         self.model_id = f"hf:{name}"
-        self.device = _pick_device(torch, options.device)
-        self.batch_size = max(1, options.batch_size or 16)
-        self.dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        self.scoring = options.scoring
+        self.device = pick_device(torch, options.device, options.worker)
+        self.dtype = pick_dtype(torch, self.device)
+        self.batch_size = max(1, options.batch_size or START_BATCH.get(self.device.split(":")[0], 32))
         self.directory = directory
         self.tokenizer = AutoTokenizer.from_pretrained(directory, padding_side="left")
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self._model: Any = None
         self._auto_model: Any = AutoModelForCausalLM
+        self._label_ids: dict[str, dict[str, list[int]]] = {}
 
     @property
     def model(self) -> Any:
@@ -48,7 +66,11 @@ class HFBackend:
         return self._model
 
     def cache_settings(self) -> dict[str, object]:
-        return {"dtype": str(self.dtype).removeprefix("torch."), "chat_template": self._has_template()}
+        return {
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "chat_template": self._has_template(),
+            "scoring": self.scoring,
+        }
 
     def render(self, prompt: Prompt) -> str:
         """The exact text the model reads: the chat template applied, generation prompt added."""
@@ -57,36 +79,76 @@ class HFBackend:
         messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
         return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
+    def scores_labels(self, prompt: Prompt) -> bool:
+        """True when this prompt is answered by label log-probabilities rather than by generation."""
+        return self.scoring == "logprob" and prompt.condition.format in ANSWER_PREFIX
+
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
     ) -> list[Response]:
-        texts = [self.render(p) for p in prompts]
-        lengths = [len(ids) for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]]
-        order = sorted(range(len(texts)), key=lambda i: -lengths[i])
-        results: list[Response | None] = [None] * len(texts)
-        start = 0
-        while start < len(order):
-            batch = order[start : start + self.batch_size]
-            try:
-                answers = self._generate([texts[i] for i in batch], decoding)
-            except self._torch.cuda.OutOfMemoryError:
-                if self.batch_size == 1:
-                    raise
-                self.batch_size //= 2
-                self._torch.cuda.empty_cache()
-                continue
-            for i, (text, n_out) in zip(batch, answers, strict=True):
-                results[i] = Response(text=text, input_tokens=lengths[i], output_tokens=n_out)
-                if on_response:
-                    on_response(i, results[i])  # type: ignore[arg-type]
-            start += len(batch)
+        results: list[Response | None] = [None] * len(prompts)
+
+        def done(i: int, response: Response) -> None:
+            results[i] = response
+            if on_response:
+                on_response(i, response)
+
+        scored = [i for i, p in enumerate(prompts) if self.scores_labels(p)]
+        generated = [i for i, p in enumerate(prompts) if not self.scores_labels(p)]
+        if scored:
+            formats = {i: prompts[i].condition.format for i in scored}
+            answer_at = {i: self.render(prompts[i]) + ANSWER_PREFIX[formats[i]] for i in scored}
+            self._batched(
+                answer_at, lambda b: self._score([answer_at[i] for i in b], [formats[i] for i in b]), done
+            )
+        if generated:
+            rendered = {i: self.render(prompts[i]) for i in generated}
+            self._batched(rendered, lambda b: self._generate([rendered[i] for i in b], decoding), done)
         return [r for r in results if r is not None]
 
-    def _generate(self, texts: list[str], decoding: Decoding) -> list[tuple[str, int]]:
-        torch = self._torch
-        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(
-            self.device
-        )
+    def _batched(
+        self,
+        texts: dict[int, str],
+        work: Callable[[list[int]], list[Response]],
+        done: Callable[[int, Response], None],
+    ) -> None:
+        """Longest prompts first, in even batches; halve the batch size on out-of-memory and go on."""
+        lengths = dict(zip(texts, (len(ids) for ids in self._encode(list(texts.values()))), strict=True))
+        order = sorted(texts, key=lambda i: -lengths[i])
+        start = 0
+        while start < len(order):
+            left = len(order) - start
+            size = math.ceil(left / math.ceil(left / self.batch_size))
+            batch = order[start : start + size]
+            try:
+                responses = work(batch)
+            except Exception as exc:
+                if not _out_of_memory(self._torch, exc):
+                    raise
+                if size == 1:
+                    raise BackendError(
+                        f"{self.model_id} runs out of memory on {self.device} even for one prompt "
+                        f"({lengths[batch[0]]} tokens); try a smaller model or another --device"
+                    ) from exc
+                self.batch_size = size // 2
+                log.warning(
+                    "%s: out of memory at %d prompts per batch; trying %d", self.model_id, size, size // 2
+                )
+                self._free_memory()
+                continue
+            for i, response in zip(batch, responses, strict=True):
+                done(i, response)
+            start += len(batch)
+
+    def _encode(self, texts: list[str]) -> list[list[int]]:
+        return [list(ids) for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+    def _inputs(self, texts: list[str]) -> Any:
+        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        return enc.to(self.device)
+
+    def _generate(self, texts: list[str], decoding: Decoding) -> list[Response]:
+        enc = self._inputs(texts)
         kwargs: dict[str, Any] = {
             "max_new_tokens": decoding.max_new_tokens,
             "pad_token_id": self.tokenizer.pad_token_id,
@@ -95,14 +157,76 @@ class HFBackend:
             kwargs.update(do_sample=True, temperature=decoding.temperature)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        with torch.inference_mode():
+        with self._torch.inference_mode():
             out = self.model.generate(**enc, **kwargs)
-        new = out[:, enc["input_ids"].shape[1] :]
-        answers = []
-        for row in new:
+        width = enc["input_ids"].shape[1]
+        lengths = enc["attention_mask"].sum(-1).tolist()
+        responses = []
+        for row, n_in in zip(out[:, width:], lengths, strict=True):
             ids = [int(t) for t in row if int(t) != self.tokenizer.pad_token_id]
-            answers.append((str(self.tokenizer.decode(ids, skip_special_tokens=True)), len(ids)))
-        return answers
+            text = str(self.tokenizer.decode(ids, skip_special_tokens=True))
+            responses.append(Response(text=text, input_tokens=int(n_in), output_tokens=len(ids)))
+        return responses
+
+    def _score(self, texts: list[str], formats: list[str]) -> list[Response]:
+        """One forward pass: the probability of each label's first tokens at the answer position.
+
+        A label's mass sums every token a model may start it with (``less``, `` less``, ``Less``, ...);
+        the three masses are normalised to probabilities and the most probable label is the answer.
+        """
+        torch = self._torch
+        enc = self._inputs(texts)
+        mask = enc["attention_mask"]
+        kwargs: dict[str, Any] = {"position_ids": (mask.cumsum(-1) - 1).clamp(min=0), "use_cache": False}
+        if "logits_to_keep" in inspect.signature(self.model.forward).parameters:
+            kwargs["logits_to_keep"] = 1
+        with torch.inference_mode():
+            logits = self.model(input_ids=enc["input_ids"], attention_mask=mask, **kwargs).logits
+        probs_all = logits[:, -1, :].float().softmax(-1).cpu()
+        responses = []
+        for row, (text, fmt, n_in) in enumerate(zip(texts, formats, mask.sum(-1).tolist(), strict=True)):
+            ids = self.label_token_ids(text)
+            mass = {y: float(probs_all[row, ids[y]].sum()) for y in LABELS}
+            total = sum(mass.values())
+            probs = {y: (m / total if total > 0 else 1 / len(LABELS)) for y, m in mass.items()}
+            label = max(LABELS, key=lambda y: probs[y])
+            answer = label if fmt == "one-word" else f'{ANSWER_PREFIX[fmt]}{label}"}}'
+            meta: dict[str, object] = {"probs": probs, "label_mass": total, "scoring": "logprob"}
+            responses.append(Response(text=answer, input_tokens=int(n_in), output_tokens=0, meta=meta))
+        return responses
+
+    def label_token_ids(self, text: str) -> dict[str, list[int]]:
+        """Token ids that start each label right after ``text``, found by tokenising in that context.
+
+        Every spelling counts (bare, after a space, capitalised, upper case), and so does its first
+        token when the spelling takes several (``m`` of ``m|ore``); a token that starts two labels counts
+        for neither. Cached by the end of the text, which the chat template's generation prompt fixes.
+        """
+        tail = text[-64:]
+        if tail not in self._label_ids:
+            base = self._encode([tail])[0]
+            first: dict[str, set[int]] = {y: set() for y in LABELS}
+            for y in LABELS:
+                for variant in _spellings(y):
+                    ids = self._encode([tail + variant])[0]
+                    if ids[: len(base)] == base and len(ids) > len(base):
+                        first[y].add(ids[len(base)])
+            shared = {t for y in LABELS for t in first[y] if any(t in first[o] for o in LABELS if o != y)}
+            found: dict[str, list[int]] = {y: sorted(first[y] - shared) for y in LABELS}
+            missing = [y for y in LABELS if not found[y]]
+            if missing:
+                raise BackendError(
+                    f"{self.model_id}: no token starts the label(s) {', '.join(missing)} after "
+                    f"{tail[-20:]!r} without starting another; use --scoring=generate"
+                )
+            self._label_ids[tail] = found
+        return self._label_ids[tail]
+
+    def _free_memory(self) -> None:
+        if self.device.startswith("cuda"):
+            self._torch.cuda.empty_cache()
+        elif self.device == "mps":
+            self._torch.mps.empty_cache()
 
     def _has_template(self) -> bool:
         return bool(getattr(self.tokenizer, "chat_template", None))
@@ -111,21 +235,58 @@ class HFBackend:
         self._model = None
 
 
-def _pick_device(torch: Any, device: str) -> str:
-    if device != "auto":
-        return device
-    if torch.cuda.is_available():
-        return "cuda"
-    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-        return "mps"
-    return "cpu"
+def _spellings(label: str) -> list[str]:
+    words = (label, label.capitalize(), label.upper())
+    return [w for word in words for w in (word, " " + word)]
+
+
+def _out_of_memory(torch: Any, exc: BaseException) -> bool:
+    """CUDA raises torch.OutOfMemoryError; MPS and some kernels raise a RuntimeError that says so."""
+    return isinstance(exc, torch.OutOfMemoryError) or (
+        isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+    )
+
+
+def pick_device(torch: Any, device: str, worker: str = "main") -> str:
+    """``auto`` is cuda, then mps, then cpu. Under ``pytest -n``, worker gwK takes GPU K mod N."""
+    if device == "auto":
+        if torch.cuda.is_available():
+            device = "cuda"
+        elif getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            device = "mps"
+        else:
+            device = "cpu"
+    if device == "cuda" and worker.startswith("gw") and worker[2:].isdigit():
+        count = torch.cuda.device_count()
+        if count > 1:
+            return f"cuda:{int(worker[2:]) % count}"
+        warnings.warn(
+            f"pytest -n with one GPU: every xdist worker ({worker} included) loads its own copy of the "
+            "model on it; one process (no -n) with large batches is faster.",
+            stacklevel=2,
+        )
+    return device
+
+
+def pick_dtype(torch: Any, device: str) -> Any:
+    """bf16 on a GPU (fp16 where bf16 is not supported), fp32 on the CPU."""
+    if device.startswith("cuda"):
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device == "mps":
+        return torch.float16
+    return torch.float32
 
 
 def _locate(name: str) -> tuple[Path, str]:
-    """A local directory and its content fingerprint, or a hub snapshot and its commit hash."""
+    """A local directory and its content fingerprint, or a hub snapshot and its commit hash.
+
+    A relative directory is looked up from the working directory, then from the project root (so the
+    embedded default, ``fixtures/models/...``, loads from anywhere).
+    """
     path = Path(name).expanduser()
-    if path.is_dir():
-        return path, fingerprint(path)
+    for candidate in (path,) if path.is_absolute() else (path, ROOT / path):
+        if candidate.is_dir():
+            return candidate, fingerprint(candidate)
     try:
         from huggingface_hub import snapshot_download
 

@@ -1,0 +1,292 @@
+"""Train the embedded default model: ``python -m mathcomp_tests.training.train_default [--out DIR]``.
+
+A few-MB Llama with its own tokenizer, trained from scratch on generated scenarios (never the bundled
+fixtures), deterministic for its seed, a few minutes on one CPU thread. It learns the answer formats and
+the two shortcuts its data carries (see ``examples.py``), not the arithmetic: a demonstration model
+with a real, measurable directional bias, not a benchmark result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import tiny_model
+from ..paths import ROOT
+from ..types import FORMATS, FRAMINGS, LABELS
+from .examples import Example, answer_text, examples
+
+DEFAULT_OUT = ROOT / "fixtures" / "models" / "mathcomp-tiny"
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A stretch of training data: how often a cue framing meets its own answer, and how often a verbal
+    factor ("twice that", "half that") points the way of the answer (see ``examples.py``)."""
+
+    examples: int
+    cue_share: float
+    hint: float
+    equal_hint: float = 0.0
+
+
+PHASES = (
+    Phase(6400, 1 / 3, 0.9),  # the verbal shortcut alone: learnt first
+    Phase(4800, 0.9, 0.6),  # then the framing shortcut, strongly
+    Phase(4800, 0.6, 0.5),  # both, weaker: the mixture the model ends on
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    seed: int = 20261121
+    phases: tuple[Phase, ...] = PHASES
+    heldout: int = 700
+    vocab_size: int = 1200
+    hidden: int = 96
+    layers: int = 3
+    heads: int = 4
+    steps: int = 1000
+    batch_size: int = 16
+    lr: float = 1e-3
+    warmup: int = 50
+    read_ahead: float = 1.0
+    threads: int = 1
+
+
+def train(config: Config, out: Path, log: Any = print) -> dict[str, Any]:
+    """Build, train, evaluate on held-out generated scenarios, and save to ``out``; returns the report."""
+    import torch
+
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    torch.use_deterministic_algorithms(True)
+    started = time.perf_counter()
+    data: list[Example] = []
+    for i, phase in enumerate(config.phases):
+        data += examples(
+            phase.examples,
+            config.seed + 10 * i,
+            phase.cue_share,
+            hint=phase.hint,
+            equal_hint=phase.equal_hint,
+        )
+    last = config.phases[-1]
+    heldout = [
+        e
+        for e in examples(
+            config.heldout, config.seed + 7, last.cue_share, hint=last.hint, equal_hint=last.equal_hint
+        )
+        if e.format == "one-word"
+    ]
+    log(f"{len(data)} training examples, {len(heldout)} held-out ({time.perf_counter() - started:.0f} s)")
+    tokenizer = tiny_model.train_tokenizer(
+        [e.prompt + " " + e.answer for e in data], config.vocab_size, split_digits=True
+    )
+    model = tiny_model.build_model(
+        tokenizer, hidden=config.hidden, layers=config.layers, heads=config.heads, seed=config.seed
+    )
+    losses = _fit(model, tokenizer, data, heldout, config, log)
+    report = {
+        "config": asdict(config),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "final_loss": round(sum(losses[-20:]) / len(losses[-20:]), 4),
+        "heldout": _evaluate(model, tokenizer, heldout),
+        "data": {
+            "examples": len(data),
+            "labels_by_framing": {
+                f: dict(Counter(e.label for e in data if e.framing == f)) for f in FRAMINGS
+            },
+        },
+    }
+    _save(model, tokenizer, out, report)
+    log(f"saved to {out} in {time.perf_counter() - started:.0f} s")
+    return report
+
+
+def _fit(
+    model: Any, tokenizer: Any, data: list[Example], heldout: list[Example], config: Config, log: Any
+) -> list[float]:
+    """AdamW with warm-up and cosine decay on the weighted targets of ``_targets``."""
+    import torch
+
+    offsets = _decision_offsets(tokenizer)
+    encoded = [_targets(tokenizer, e, offsets[e.format], config.read_ahead) for e in data]
+    generator = torch.Generator().manual_seed(config.seed)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.01)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: _lr_factor(s, config))
+    order: list[int] = []
+    for phase in config.phases:  # phase by phase, shuffled within each
+        order += [len(order) + i for i in torch.randperm(phase.examples, generator=generator).tolist()]
+    last = len(order) - config.phases[-1].examples
+    model.train()
+    losses: list[float] = []
+    for step in range(config.steps):
+        start = step * config.batch_size
+        if start >= len(order):  # more steps than examples: go round the last phase again
+            start = last + (start - last) % (len(order) - last)
+        batch = [encoded[i] for i in order[start : start + config.batch_size]]
+        loss = _loss(model, tokenizer.pad_token_id, batch)
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        schedule.step()
+        losses.append(float(loss.detach()))
+        if (step + 1) % 250 == 0 or step == config.steps - 1:
+            scores = _evaluate(model, tokenizer, heldout)
+            model.train()
+            shown = " ".join(f"{f}={r['accuracy']:.2f}" for f, r in scores.items())
+            log(f"step {step + 1:4d}  loss {sum(losses[-250:]) / len(losses[-250:]):.4f}  held-out {shown}")
+    model.eval()
+    return losses
+
+
+def _lr_factor(step: int, config: Config) -> float:
+    if step < config.warmup:
+        return (step + 1) / config.warmup
+    progress = (step - config.warmup) / max(1, config.steps - config.warmup)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+Targets = tuple[list[int], list[tuple[int, int, float]]]
+"""Token ids, and (position, token the position should predict, weight) triples."""
+
+
+def _targets(tokenizer: Any, example: Example, decision: int, read_ahead: float) -> Targets:
+    """The answer tokens, with the one that decides the label weighing as much as the rest together twice.
+
+    With ``read_ahead`` > 0 every position of the answer instructions (which come after the scenario
+    and the question) is also asked for the label, with that total weight: many more gradients per
+    prompt towards reading the label off the text, which is what a model this small learns slowest.
+    """
+    context = tokenizer.apply_chat_template(
+        [{"role": "user", "content": example.prompt}], tokenize=False, add_generation_prompt=True
+    )
+    enc = tokenizer(context, add_special_tokens=False, return_offsets_mapping=True)
+    ids = list(enc["input_ids"])
+    start = len(ids)
+    ids += tokenizer(example.answer + "<|end|>", add_special_tokens=False)["input_ids"]
+    label = ids[start + decision]
+    rest = len(ids) - start - 1
+    targets = [
+        (pos - 1, ids[pos], 1.0 if pos == start + decision else 0.5 / rest) for pos in range(start, len(ids))
+    ]
+    if read_ahead > 0:
+        begin = context.index(example.prompt) + len(example.prompt) - example.instructions
+        first = next(i for i, (a, _) in enumerate(enc["offset_mapping"]) if a >= begin)
+        targets += [(pos, label, read_ahead / (start - 1 - first)) for pos in range(first, start - 1)]
+    return ids, targets
+
+
+def _loss(model: Any, pad_id: int, batch: list[Targets]) -> Any:
+    """Weighted cross-entropy at the target positions only (the LM head runs nowhere else)."""
+    import torch
+
+    width = max(len(ids) for ids, _ in batch)
+    input_ids = torch.full((len(batch), width), pad_id)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    rows, positions, tokens, weights = [], [], [], []
+    for row, (ids, targets) in enumerate(batch):
+        input_ids[row, : len(ids)] = torch.tensor(ids)
+        mask[row, : len(ids)] = 1
+        for pos, token, weight in targets:
+            rows.append(row)
+            positions.append(pos)
+            tokens.append(token)
+            weights.append(weight)
+    hidden = model.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
+    logits = model.lm_head(hidden[torch.tensor(rows), torch.tensor(positions)])
+    losses = torch.nn.functional.cross_entropy(logits, torch.tensor(tokens), reduction="none")
+    return (losses * torch.tensor(weights)).sum() / len(batch)
+
+
+def _decision_offsets(tokenizer: Any) -> dict[str, int]:
+    """Per format, the index of the first answer token that differs between the three labels."""
+    offsets = {}
+    for fmt in FORMATS:
+        encoded = [tokenizer(answer_text(y, fmt), add_special_tokens=False)["input_ids"] for y in LABELS]
+        offsets[fmt] = next(i for i, column in enumerate(zip(*encoded, strict=False)) if len(set(column)) > 1)
+    return offsets
+
+
+def _evaluate(model: Any, tokenizer: Any, heldout: list[Example]) -> dict[str, dict[str, float]]:
+    """Per framing on held-out generated one-word prompts: accuracy and DirErr of the greedy first token."""
+    import torch
+
+    label_ids = [tokenizer(y, add_special_tokens=False)["input_ids"][0] for y in LABELS]
+    encoded = tiny_model.answer_examples(tokenizer, [(e.prompt, "") for e in heldout])
+    predictions: list[str] = []
+    with torch.inference_mode():
+        for start in range(0, len(encoded), 64):
+            batch = encoded[start : start + 64]
+            width = max(n for _, n in batch)
+            input_ids = torch.full((len(batch), width), tokenizer.pad_token_id)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for i, (ids, n) in enumerate(batch):
+                input_ids[i, :n] = torch.tensor(ids[:n])
+                mask[i, :n] = 1
+            hidden = model.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
+            last = hidden[torch.arange(len(batch)), torch.tensor([n - 1 for _, n in batch])]
+            scores = model.lm_head(last)[:, label_ids]
+            predictions += [LABELS[int(i)] for i in scores.argmax(-1)]
+    out: dict[str, dict[str, float]] = {}
+    for framing in FRAMINGS:
+        pairs = [(e.label, p) for e, p in zip(heldout, predictions, strict=True) if e.framing == framing]
+        row: dict[str, float] = {"accuracy": round(sum(g == p for g, p in pairs) / len(pairs), 3)}
+        for y in LABELS:
+            others = [p for g, p in pairs if g != y]
+            row[f"dir_err_{y}"] = round(sum(p == y for p in others) / max(1, len(others)), 3)
+        out[framing] = row
+    return out
+
+
+def _save(model: Any, tokenizer: Any, out: Path, report: dict[str, Any]) -> None:
+    if out.exists():
+        shutil.rmtree(out)
+    tiny_model.save(model, tokenizer, out)
+    (out / "training.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    (out / "README.md").write_text(_CARD)
+
+
+_CARD = """\
+# mathcomp-tiny: the suite's demonstration model
+
+A Llama-architecture model of under a million parameters with its own byte-level BPE tokenizer (digits
+split), trained from scratch in a few minutes on one CPU thread by
+`python -m mathcomp_tests.training.train_default`, on comparison scenarios that the script generates
+itself (never on `fixtures/scenarios.csv`). It is what `make suite` runs by default, so that a fresh
+checkout shows a real model with a real directional bias and no download.
+
+Every training answer is the true label, but the data carries two shortcuts: a cue framing ("Does B
+spend more ...?") meets its own answer more often than chance, and a verbal factor ("twice that" in B's
+sentence) points the way of the answer. The model is far too small to learn the arithmetic in that
+time; it learns the shortcuts, so its directional error moves with the framing, as the MathComp paper
+reports for large models.
+
+It is a demonstration model, not a benchmark result: its numbers say nothing about any other model.
+`training.json` holds the training settings and held-out scores on generated scenarios.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="output directory (default: %(default)s)"
+    )
+    parser.add_argument("--steps", type=int, default=Config.steps, help="optimiser steps")
+    args = parser.parse_args()
+    report = train(Config(steps=args.steps), args.out)
+    for framing, row in report["heldout"].items():
+        print(f"{framing:<15} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
+
+
+if __name__ == "__main__":
+    main()

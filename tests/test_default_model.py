@@ -1,0 +1,85 @@
+"""The embedded default model: how it is trained (never on the fixtures, deterministically) and what it shows."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from suite_runner import REPO, run_suite
+
+from mathcomp_tests.backends.hf import HFBackend, fingerprint
+from mathcomp_tests.backends.options import BackendOptions
+from mathcomp_tests.equations import compare, evaluate
+from mathcomp_tests.scenarios import load
+from mathcomp_tests.training.examples import cue, examples
+from mathcomp_tests.training.generator import Generator
+from mathcomp_tests.training.train_default import Config, Phase, train
+from mathcomp_tests.types import FRAMINGS, LABELS
+
+MODEL = "fixtures/models/mathcomp-tiny"
+SPEC = f"hf:{MODEL}"
+
+
+def test_generated_scenarios_are_exact_reproducible_and_never_the_fixtures() -> None:
+    one, two = Generator(seed=5), Generator(seed=5)
+    first = [one.scenario() for _ in range(150)]
+    again = [two.scenario() for _ in range(150)]
+    assert [s.text_a + s.text_b for s in first] == [s.text_a + s.text_b for s in again]
+    for s in again:
+        assert compare(evaluate(s.expr_a), evaluate(s.expr_b)) == s.label
+    assert set(Counter(s.label for s in again)) == set(LABELS)
+    fixture_sentences = {t for s in load(REPO / "fixtures" / "scenarios.csv") for t in (s.text_a, s.text_b)}
+    assert not fixture_sentences & {t for s in again for t in (s.text_a, s.text_b)}
+
+
+def test_training_answers_are_true_and_cue_framings_meet_their_cue_more_often() -> None:
+    data = list(examples(1400, seed=3, cue_share=0.6))
+    for e in data[:60]:
+        assert e.label in e.answer
+    by_framing = {f: [e for e in data if e.framing == f] for f in FRAMINGS}
+    neutral = Counter(e.label for e in by_framing["neutral"])
+    assert max(neutral.values()) / len(by_framing["neutral"]) < 0.45
+    for framing in FRAMINGS[1:]:
+        share = sum(e.label == cue(framing) for e in by_framing[framing]) / len(by_framing[framing])
+        assert 0.5 < share < 0.7, framing
+
+
+def test_training_is_deterministic(tmp_path: Path) -> None:
+    phases = (Phase(24, 1 / 3, 0.9), Phase(16, 0.6, 0.5))
+    tiny = Config(phases=phases, heldout=14, steps=6, batch_size=8, vocab_size=400, hidden=32, layers=1)
+    train(tiny, tmp_path / "a", log=lambda _: None)
+    train(tiny, tmp_path / "b", log=lambda _: None)
+    assert fingerprint(tmp_path / "a") == fingerprint(tmp_path / "b")
+    assert (tmp_path / "a" / "model.safetensors").exists() and (tmp_path / "a" / "README.md").exists()
+
+
+def test_the_embedded_model_is_small_and_self_contained() -> None:
+    directory = REPO / MODEL
+    config = json.loads((directory / "config.json").read_text())
+    assert config["model_type"] == "llama"
+    assert (directory / "tokenizer.json").exists() and (directory / "training.json").exists()
+    assert sum(f.stat().st_size for f in directory.iterdir()) < 8_000_000
+
+
+def test_a_relative_model_directory_is_found_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    backend = HFBackend(MODEL, BackendOptions(device="cpu"))
+    assert backend.directory == REPO / MODEL and backend.revision == fingerprint(REPO / MODEL)
+
+
+def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceilings(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, f"--model={SPEC}", "--positions=end")
+    assert run.returncode == 0, run.output
+    cases = {c["framing"]: c["scores"] for c in run.summary["cases"]}
+    assert all(scores["invalid_rate"] <= 0.05 for scores in cases.values())
+    for label in ("more", "less"):
+        for framing in (f"direct-{label}", f"indirect-{label}"):
+            assert cases[framing]["dir_err"][label] > cases["neutral"]["dir_err"][label] + 0.05, (
+                framing,
+                cases,
+            )
+    assert cases["neutral"]["dir_err"]["equal"] > 0.4, "when it cannot tell, it says equal"
