@@ -24,7 +24,7 @@ suite: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy mathcomp_tests tests
+	$(BIN)/mypy mathcomp_tests tests training benchmarks
 
 test: lint
 	$(OFFLINE) $(BIN)/python -m pytest tests $(ARGS)

@@ -33,10 +33,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mathcomp_tests import prompts as prompt_sets  # noqa: E402
-from mathcomp_tests import scenarios  # noqa: E402
 from mathcomp_tests.backends.api import APIBackend  # noqa: E402
 from mathcomp_tests.backends.cache import CachedBackend, ResponseCache  # noqa: E402
 from mathcomp_tests.backends.options import BackendOptions  # noqa: E402
+from mathcomp_tests.data import scenarios  # noqa: E402
 from mathcomp_tests.types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt  # noqa: E402
 
 MODEL = "openai/benchmark"

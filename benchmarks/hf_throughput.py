@@ -23,10 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mathcomp_tests import answers, prompts, scenarios
+from mathcomp_tests import prompts
 from mathcomp_tests.backends.hf import HFBackend
 from mathcomp_tests.backends.options import BackendOptions
+from mathcomp_tests.data import scenarios
 from mathcomp_tests.paths import ROOT, fixtures
+from mathcomp_tests.scoring import answers
 from mathcomp_tests.types import FRAMINGS, LABELS, POSITIONS, Condition, Decoding, Prompt
 
 DEFAULT_MODEL = "fixtures/models/mathcomp-tiny"

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import datasets, models, prompts, scenarios, thresholds
-from .backends import Backend, BackendOptions, create
+from . import prompts
+from .backends import Backend, BackendOptions, create, models
 from .backends.cache import CachedBackend, ResponseCache
-from .cases import CaseResult, run_case
-from .results import ResultsWriter
+from .data import datasets, scenarios
+from .report.records import item_record
+from .report.results import ResultsWriter
+from .scoring import thresholds
+from .scoring.case import CaseResult, run_case
 from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
 
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
@@ -118,7 +121,7 @@ class Run:
         result = run_case(self.prompts_for(condition), self.backend, self.decoding(condition), ceilings)
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
-        self._writer.write(i.record(self.run_id, result.model, result.revision) for i in result.items)
+        self._writer.write(item_record(i, self.run_id, result.model, result.revision) for i in result.items)
         return result
 
     def close(self) -> None:

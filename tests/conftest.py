@@ -30,8 +30,10 @@ def always_more_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Its DirErr is known exactly (DirErr(more) = 1, the others 0), which makes it a precise probe of the
     whole path: chat template, batching, decoding, parsing and scoring.
     """
-    from mathcomp_tests import prompts, scenarios, tiny_model
+    from mathcomp_tests import prompts
+    from mathcomp_tests.data import scenarios
     from mathcomp_tests.types import FRAMINGS, Condition
+    from training import tiny_model
 
     rows = scenarios.load(REPO / "fixtures" / "scenarios.csv")[:40]
     prompt_set = prompts.load_prompt_set("hf")
@@ -53,7 +55,7 @@ def untrained_model(always_more_model: Path, tmp_path_factory: pytest.TempPathFa
     """Random weights with the same tokenizer: varied, prompt-dependent output for decoding checks."""
     from transformers import AutoTokenizer
 
-    from mathcomp_tests import tiny_model
+    from training import tiny_model
 
     tokenizer = AutoTokenizer.from_pretrained(always_more_model)
     model = tiny_model.build_model(tokenizer, seed=1, tie=False)

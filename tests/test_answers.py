@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mathcomp_tests.answers import parse, read_cot, read_json, read_word
+from mathcomp_tests.scoring.answers import parse, read_cot, read_json, read_word
 from mathcomp_tests.types import Label, Prediction, Response
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.audit import Finding, audit, main
-from mathcomp_tests.scenarios import COLUMNS, read
+from mathcomp_tests.data.audit import Finding, audit, main
+from mathcomp_tests.data.scenarios import COLUMNS, read
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "scenarios.csv"
@@ -205,7 +205,7 @@ def test_the_command_line_prints_one_line_per_finding_and_says_so_in_its_status(
 
 def test_python_dash_m_runs_the_audit() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests.audit", str(FIXTURES)],
+        [sys.executable, "-m", "mathcomp_tests.data.audit", str(FIXTURES)],
         capture_output=True,
         text=True,
         cwd=REPO,

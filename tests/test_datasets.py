@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.datasets import ORIGINAL, ORIGINAL_SHA256, URL_VARIABLE, resolve
-from mathcomp_tests.scenarios import COLUMNS, DatasetError
+from mathcomp_tests.data.datasets import ORIGINAL, ORIGINAL_SHA256, URL_VARIABLE, resolve
+from mathcomp_tests.data.scenarios import COLUMNS, DatasetError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios.csv"
 MISLABELLED = {"126": "less", "129": "less", "242": "equal"}

@@ -11,12 +11,12 @@ from suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.hf import HFBackend, fingerprint
 from mathcomp_tests.backends.options import BackendOptions
-from mathcomp_tests.equations import compare, evaluate
-from mathcomp_tests.scenarios import load
-from mathcomp_tests.training.examples import cue, examples
-from mathcomp_tests.training.generator import Generator
-from mathcomp_tests.training.train_default import Config, Phase, train
+from mathcomp_tests.data.equations import compare, evaluate
+from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.types import FRAMINGS, LABELS
+from training.examples import cue, examples
+from training.generator import Generator
+from training.train_default import Config, Phase, train
 
 MODEL = "fixtures/models/mathcomp-tiny"
 SPEC = f"hf:{MODEL}"

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from mathcomp_tests.equations import EquationError, compare, evaluate, normalise, show
+from mathcomp_tests.data.equations import EquationError, compare, evaluate, normalise, show
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,12 @@ import pytest
 import torch
 from suite_runner import REPO, run_suite
 
-from mathcomp_tests.answers import parse
 from mathcomp_tests.backends.base import BackendError
 from mathcomp_tests.backends.hf import ANSWER_PREFIX, HFBackend, pick_device, pick_dtype
 from mathcomp_tests.backends.options import BackendOptions
+from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
-from mathcomp_tests.scenarios import load
+from mathcomp_tests.scoring.answers import parse
 from mathcomp_tests.types import FRAMINGS, LABELS, Condition, Decoding, Prompt
 
 SCENARIOS = load(REPO / "fixtures" / "scenarios.csv")

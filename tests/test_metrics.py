@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mathcomp_tests.metrics import OUTCOMES, confusion, dir_err, score
+from mathcomp_tests.scoring.metrics import OUTCOMES, confusion, dir_err, score
 from mathcomp_tests.types import Label, Prediction
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.models import ModelSpec, UnknownModelError, aliases, resolve
+from mathcomp_tests.backends.models import ModelSpec, UnknownModelError, aliases, resolve
 
 PAPER_MODELS = {
     "qwen2.5-3b": ("hf", "Qwen/Qwen2.5-3B-Instruct", "hf", "hf:Qwen/Qwen2.5-3B-Instruct"),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.scenarios import COLUMNS, DatasetError, load
+from mathcomp_tests.data.scenarios import COLUMNS, DatasetError, load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

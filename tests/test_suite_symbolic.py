@@ -9,7 +9,7 @@ from pathlib import Path
 from report_reader import read_report
 from suite_runner import REPO, run_suite
 
-from mathcomp_tests.scenarios import load
+from mathcomp_tests.data.scenarios import load
 
 
 def test_reference_passes_everywhere_with_zero_directional_error(tmp_path: Path) -> None:

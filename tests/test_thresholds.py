@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.models import resolve
-from mathcomp_tests.thresholds import Ceilings, ThresholdsError, load
+from mathcomp_tests.backends.models import resolve
+from mathcomp_tests.scoring.thresholds import Ceilings, ThresholdsError, load
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..models import ModelSpec
 from .base import Backend, BackendError
+from .models import ModelSpec
 from .options import BackendOptions
 
 __all__ = ["Backend", "BackendError", "BackendOptions", "create"]

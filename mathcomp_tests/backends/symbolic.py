@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..equations import compare, show
+from ..data.equations import compare, show
 from ..types import Decoding, Prompt, Response
 from .base import OnResponse
 

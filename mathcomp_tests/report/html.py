@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..metrics import OUTCOMES
+from ..scoring.metrics import OUTCOMES
 from ..types import LABELS
 
 

@@ -4,7 +4,7 @@ DirErr(y) is, among items whose gold label is not y, the share answered y. Each 
 stays under the ceilings in thresholds.toml, and that unreadable answers and failed requests stay rare.
 """
 
-from mathcomp_tests.cases import CaseResult
+from mathcomp_tests.scoring.case import CaseResult
 from mathcomp_tests.types import Condition
 
 

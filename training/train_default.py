@@ -1,4 +1,4 @@
-"""Train the embedded default model: ``python -m mathcomp_tests.training.train_default [--out DIR]``.
+"""Train the embedded default model: ``python -m training.train_default [--out DIR]``.
 
 A few-MB Llama with its own tokenizer, trained from scratch on generated scenarios (never the bundled
 fixtures), deterministic for its seed, a few minutes on one CPU thread. It learns the answer formats and
@@ -18,9 +18,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import tiny_model
-from ..paths import ROOT
-from ..types import FORMATS, FRAMINGS, LABELS
+from mathcomp_tests.paths import ROOT
+from mathcomp_tests.types import FORMATS, FRAMINGS, LABELS
+
+from . import tiny_model
 from .examples import Example, answer_text, examples
 
 DEFAULT_OUT = ROOT / "fixtures" / "models" / "mathcomp-tiny"
@@ -261,7 +262,7 @@ _CARD = """\
 
 A Llama-architecture model of under a million parameters with its own byte-level BPE tokenizer (digits
 split), trained from scratch in a few minutes on one CPU thread by
-`python -m mathcomp_tests.training.train_default`, on comparison scenarios that the script generates
+`python -m training.train_default`, on comparison scenarios that the script generates
 itself (never on `fixtures/scenarios.csv`). It is what `make suite` runs by default, so that a fresh
 checkout shows a real model with a real directional bias and no download.
 

@@ -16,8 +16,9 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .. import prompts
-from ..types import FORMATS, FRAMINGS, LABELS, POSITIONS, Condition, Label
+from mathcomp_tests import prompts
+from mathcomp_tests.types import FORMATS, FRAMINGS, LABELS, POSITIONS, Condition, Label
+
 from .generator import Generator
 
 FORMAT_WEIGHTS = {"one-word": 0.7, "json": 0.2, "cot": 0.05, "cot-json": 0.05}

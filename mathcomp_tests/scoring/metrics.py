@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from .types import LABELS, Label, Prediction
+from ..types import LABELS, Label, Prediction
 
 OUTCOMES: tuple[str, ...] = (*LABELS, "invalid", "error")
 

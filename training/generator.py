@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from ..equations import compare, evaluate
-from ..types import LABELS, Label, Scenario
+from mathcomp_tests.data.equations import compare, evaluate
+from mathcomp_tests.types import LABELS, Label, Scenario
 
 VOCABULARY = Path(__file__).with_name("vocabulary.toml")
 

@@ -6,7 +6,7 @@ import ast
 import json
 import re
 
-from .types import LABELS, Label, Prediction, Response
+from ..types import LABELS, Label, Prediction, Response
 
 OPTION_LETTERS: dict[str, Label] = {"a": "less", "b": "more", "c": "equal"}
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .types import FRAMINGS, LABELS
+from ..types import FRAMINGS, LABELS
 
 _RATES = ("invalid_rate", "error_rate")
 _KEYS = ("dir_err", *_RATES)

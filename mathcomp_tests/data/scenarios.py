@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
+from ..types import LABELS, Label, Scenario
 from .equations import EquationError, compare, evaluate, show
-from .types import LABELS, Label, Scenario
 
 COLUMNS: tuple[str, ...] = (
     "ID",

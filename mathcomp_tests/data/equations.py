@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from .types import Label
+from ..types import Label
 
 _TIMES = re.compile(r"(?<=[\d)])\s*[x×·X]\s*(?=[\d(])")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")

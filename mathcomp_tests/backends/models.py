@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import fixtures
+from ..paths import fixtures
 
 DEFAULT_PROMPT_SET = "hf"
 

@@ -1,0 +1,1 @@
+"""Where each scenario comes from: CSV files, the published benchmark, exact equations, the audit."""

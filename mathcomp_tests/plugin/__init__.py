@@ -1,0 +1,191 @@
+"""The pytest plugin: options, one parametrised case per condition, and the run's files and report.
+
+Cheap to import: torch, transformers and litellm load only when a backend is created.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..backends.models import UnknownModelError
+from ..data.scenarios import DatasetError
+from ..prompts import PromptConfigError
+from ..report import records, results
+from ..report.summary import run_summary
+from ..run import Run, SelectionError, conditions
+from ..scoring.case import CaseResult
+from ..scoring.thresholds import ThresholdsError
+from ..types import Condition
+from . import options, terminal
+
+SUITE_DIR = Path(__file__).parent.parent / "suite"
+PROPERTY = "mathcomp"
+_STATE = pytest.StashKey["State"]()
+
+
+class State:
+    """Per-process state, registered as a plugin: the run, and the case summaries reported so far."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.cases: list[dict[str, Any]] = []
+        self.summary: dict[str, Any] | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        summary = _case_summary(report)
+        if summary is not None and report.when == "call":
+            self.cases.append(summary)
+
+
+def _selects_suite(config: pytest.Config) -> bool:
+    """True when this session collects from the suite (not, say, the project's own tests)."""
+    for arg in config.args:
+        if arg.split("::")[0] in ("mathcomp_tests", "mathcomp_tests.suite"):
+            return True
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if path == SUITE_DIR or SUITE_DIR in path.parents or path in SUITE_DIR.parents:
+            return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not _selects_suite(config):
+        return
+    workerinput = getattr(config, "workerinput", None)
+    try:
+        settings = options.settings(config)
+        run_id = workerinput["mathcomp_run_id"] if workerinput else results.new_run_id(settings.model)
+        worker = workerinput["workerid"] if workerinput else "main"
+        run = Run(settings, run_id, worker)
+    except (DatasetError, ThresholdsError, PromptConfigError, UnknownModelError, SelectionError) as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    state = State(run)
+    config.stash[_STATE] = state
+    config.pluginmanager.register(state, "mathcomp-state")
+    if workerinput is None and not config.option.collectonly:
+        run.run_dir.mkdir(parents=True, exist_ok=True)
+        if not config.getoption("htmlpath", None):
+            config.option.htmlpath = str(run.run_dir / results.REPORT)
+            config.option.self_contained_html = True
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(run_id), "mathcomp-xdist")
+
+
+class _XdistHooks:
+    """Hooks that exist only under pytest-xdist: hand the controller's run id to every worker."""
+
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["mathcomp_run_id"] = self.run_id
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return None
+    run = state.run
+    return [
+        f"mathcomp: model {run.spec.given} ({run.spec.resolved}), prompt set {run.prompt_set.name}",
+        *run.dataset.header(),
+    ]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "condition" not in metafunc.fixturenames:
+        return
+    state = metafunc.config.stash.get(_STATE, None)
+    if state is None:
+        raise pytest.UsageError(
+            "the MathComp suite was collected without its settings; run it from the rootdir"
+        )
+    selected = conditions(state.run.settings)
+    metafunc.parametrize("condition", selected, ids=[c.id for c in selected])
+
+
+@pytest.fixture(scope="session")
+def mathcomp_run(request: pytest.FixtureRequest) -> Any:
+    """The run shared by every case in this process (one per xdist worker)."""
+    state: State = request.config.stash[_STATE]
+    yield state.run
+    state.run.close()
+
+
+@pytest.fixture
+def framing_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> CaseResult:
+    """Ask the model every scenario under ``condition`` and score the answers."""
+    result = mathcomp_run.run_case(condition)
+    record_property(PROPERTY, records.case_summary(result))
+    return result
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    summary = _case_summary(report)
+    if summary is None or report.when != "call":
+        return
+    from pytest_html import extras
+
+    from ..report import case_extra_html
+
+    report.extras = [*getattr(report, "extras", []), extras.html(case_extra_html(summary))]
+
+
+def _case_summary(report: pytest.TestReport) -> dict[str, Any] | None:
+    for name, value in getattr(report, "user_properties", []):
+        if name == PROPERTY:
+            return dict(value)
+    return None
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    state = config.stash.get(_STATE, None)
+    if state is None or hasattr(config, "workerinput") or config.option.collectonly:
+        return
+    run = state.run
+    run.close()
+    order = {c.id: i for i, c in enumerate(conditions(run.settings))}
+    state.cases.sort(key=lambda c: order.get(c["case"], len(order)))
+    results.merge_parts(run.run_dir)
+    state.summary = run_summary(run, state.cases)
+    results.write_summary(run.run_dir, state.summary)
+    results.point_latest(run.settings.reports_dir, run.run_dir)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add(parser)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None or hasattr(config, "workerinput") or not state.cases:
+        return
+    terminal.write_table(terminalreporter, state.run.settings.model, state.cases, state.run.run_dir)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_html_report_title(report: Any) -> None:
+    report.title = "MathComp framing-bias report"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_html_results_summary(
+    prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
+) -> None:
+    state = session.config.stash.get(_STATE, None)
+    if state is None:
+        return
+    from ..report import heatmaps_html, run_header_html, summary_table_html
+
+    if state.summary is not None:
+        prefix.append(run_header_html(state.summary))
+    prefix.append(summary_table_html(state.run.settings.model, state.cases))
+    postfix.append(heatmaps_html(state.cases))

@@ -1,0 +1,82 @@
+"""Plain-JSON records of a case: one line per item for results.jsonl, one summary per case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..scoring.case import CaseResult, Item
+from ..scoring.verdict import PROMPT_TAIL
+
+RAW_CHARS = 2000
+"""Characters of a model's answer kept in a case summary's examples (results.jsonl keeps it whole)."""
+
+
+def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str, Any]:
+    """One line of results.jsonl: enough to recompute any paired metric later."""
+    s, c = item.prompt.scenario, item.prompt.condition
+    return {
+        "run_id": run_id,
+        "case": c.id,
+        "framing": c.framing,
+        "position": c.position,
+        "identity": c.identity,
+        "format": c.format,
+        "prompt_set": item.prompt.prompt_set,
+        "scenario": s.id,
+        "category": s.category,
+        "quantity": s.quantity,
+        "gold": s.label,
+        "model": model,
+        "revision": revision,
+        "prompt": item.prompt.text,
+        "raw": item.response.text,
+        "label": item.prediction.label,
+        "status": item.prediction.status,
+        "error": item.response.error,
+        "cached": item.response.cached,
+        "input_tokens": item.response.input_tokens,
+        "output_tokens": item.response.output_tokens,
+        "probs": item.response.meta.get("probs"),
+        "cost": item.response.meta.get("cost"),
+    }
+
+
+def usage(result: CaseResult) -> dict[str, float | int | None]:
+    """Tokens in and out over a case's items, and cost where the provider's price is known."""
+    costs = [i.response.meta.get("cost") for i in result.items]
+    known = [float(c) for c in costs if isinstance(c, (int, float))]
+    return {
+        "input_tokens": sum(i.response.input_tokens or 0 for i in result.items),
+        "output_tokens": sum(i.response.output_tokens or 0 for i in result.items),
+        "cost_usd": sum(known) if known else None,
+    }
+
+
+def case_summary(result: CaseResult) -> dict[str, Any]:
+    """Plain JSON for the test report (travels from xdist workers) and summary.json."""
+    c = result.condition
+    return {
+        "case": c.id,
+        "framing": c.framing,
+        "position": c.position,
+        "identity": c.identity,
+        "format": c.format,
+        "model": result.model,
+        "revision": result.revision,
+        "passed": result.passed,
+        "breaches": result.breaches,
+        "scores": result.scores.as_dict(),
+        "ceilings": result.ceilings.as_dict(),
+        "sent": result.sent,
+        "usage": usage(result),
+        "examples": [
+            {
+                "scenario": i.prompt.scenario.id,
+                "gold": i.prompt.scenario.label,
+                "read": i.prediction.label or i.prediction.status,
+                "raw": i.response.text[:RAW_CHARS],
+                "prompt_tail": i.prompt.text[-PROMPT_TAIL:],
+            }
+            for i in result.wrong_items(3)
+        ],
+    }

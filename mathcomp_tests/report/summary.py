@@ -1,0 +1,45 @@
+"""summary.json: the run's header facts and every case's summary, assembled on the controller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..run import Run
+
+
+def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    s = run.settings
+    return {
+        "run_id": run.run_id,
+        "model": s.model,
+        "resolved": run.spec.resolved,
+        "revision": next((c["revision"] for c in cases), None),
+        "prompt_set": run.prompt_set.name,
+        "dataset": {
+            "name": run.dataset.name,
+            "path": str(run.dataset.path),
+            "policy": run.dataset.policy,
+            "excluded": [str(f) for f in run.dataset.excluded],
+            "kept_invalid": [str(f) for f in run.dataset.kept_invalid],
+            "audit_notes": len(run.dataset.notes),
+        },
+        "scenarios": len(run.scenarios),
+        "thresholds": str(s.thresholds),
+        "selection": {
+            "framings": s.framings,
+            "positions": s.positions,
+            "identities": s.identities,
+            "formats": s.formats,
+        },
+        "cases_run": len(cases),
+        "cases_failed": sum(not c["passed"] for c in cases),
+        "prompts_sent": sum(c["sent"] for c in cases),
+        "usage": {
+            "input_tokens": sum(c["usage"]["input_tokens"] for c in cases),
+            "output_tokens": sum(c["usage"]["output_tokens"] for c in cases),
+            "cost_usd": sum(c["usage"]["cost_usd"] or 0 for c in cases)
+            if any(c["usage"]["cost_usd"] is not None for c in cases)
+            else None,
+        },
+        "cases": cases,
+    }

@@ -1,0 +1,67 @@
+"""Whether a case passed: each score against its ceiling, and the message a failing case prints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..types import LABELS
+from . import metrics
+from .thresholds import Ceilings
+
+if TYPE_CHECKING:
+    from .case import CaseResult
+
+PROMPT_TAIL = 160
+"""Characters of a prompt's end shown beside a wrong item."""
+
+
+def breaches(scores: metrics.Scores, ceilings: Ceilings) -> list[str]:
+    """The names of the scores above their ceilings (empty: the case passes)."""
+    out = [
+        f"DirErr({y})"
+        for y in LABELS
+        if scores.dir_err[y] is not None and scores.dir_err[y] > ceilings.dir_err[y]  # type: ignore[operator]
+    ]
+    if scores.invalid_rate > ceilings.invalid_rate:
+        out.append("invalid_rate")
+    if scores.error_rate > ceilings.error_rate:
+        out.append("error_rate")
+    return out
+
+
+def explanation(result: CaseResult) -> str:
+    """What a failing case prints: every value against its ceiling, then three wrong items."""
+    scores, ceilings = result.scores, result.ceilings
+    lines = [
+        f"{result.condition.id} on {result.model}: {', '.join(result.breaches) or 'nothing'} above the ceiling"
+    ]
+    for y in LABELS:
+        value = scores.dir_err[y]
+        hits, denominator = metrics.dir_err_counts(scores.confusion, y)
+        shown = "n/a" if value is None else f"{value:.3f}"
+        mark = ">" if value is not None and value > ceilings.dir_err[y] else "<="
+        lines.append(
+            f"  DirErr({y:<5}) = {shown} {mark} {ceilings.dir_err[y]:.3f}"
+            f"   ({hits}/{denominator} items whose gold is not {y} answered {y})"
+        )
+    for name in ("invalid_rate", "error_rate"):
+        value, ceiling = getattr(scores, name), getattr(ceilings, name)
+        lines.append(f"  {name:<14} = {value:.3f} {'>' if value > ceiling else '<='} {ceiling:.3f}")
+    lines += _wrong_items(result.wrong_items(3))
+    return "\n".join(lines)
+
+
+def _wrong_items(wrong: Sequence[object]) -> list[str]:
+    if not wrong:
+        return []
+    lines = ["three wrong items:" if len(wrong) == 3 else "wrong items:"]
+    for item in wrong:
+        prompt, prediction, response = item.prompt, item.prediction, item.response  # type: ignore[attr-defined]
+        tail = prompt.text[-PROMPT_TAIL:].replace("\n", " ")
+        lines.append(
+            f"  scenario {prompt.scenario.id}: gold {prompt.scenario.label}, "
+            f"read {prediction.label or prediction.status}, raw answer {response.text!r}"
+        )
+        lines.append(f"    prompt ends: ...{tail!r}")
+    return lines
