@@ -20,13 +20,14 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Protocol
 
 from ..types import LABELS, Label, Scenario
 from . import numbers, steps
 from .equations import compare, evaluate
-from .scenarios import COLUMNS
-from .shortcuts import _numerals
+from .scenarios import COLUMNS, Row
+from .shortcuts import numerals
 from .steps import Scale, Step, Topic
 
 # Category x quantity counts for the bundled 300: the paper's marginals (Tables 2 and 3).
@@ -227,7 +228,7 @@ def build(d: Draw, shape: Shape, row_id: str = "gen") -> Scenario:
     a, b = sides[0][0], sides[1][0]
     text_a, text_b = steps.sentence("[PERSON_A]", a), steps.sentence("[PERSON_B]", b)
     for text in (text_a, text_b):
-        if not 2 <= len(numbers.stated(text)) <= 6:
+        if not 2 <= len(_stated(text)) <= 6:
             raise NoScenario("too many amounts in one sentence")
     expr_a, expr_b = steps.equation(a), steps.equation(b)
     total_a, total_b = steps.total(a), steps.total(b)
@@ -241,10 +242,17 @@ def build(d: Draw, shape: Shape, row_id: str = "gen") -> Scenario:
 
 
 def verified(s: Scenario) -> Scenario:
-    """``s`` after sympy has evaluated both written equations: the label must be the one they give."""
+    """``s`` after sympy has evaluated both written equations (the label must be the one they give) and
+    the audit has read it like any dataset row (NoScenario when it finds something, say "a quarter"
+    and "25% off" in one sentence, which it cannot tell apart)."""
+    from .audit import check
+
     total_a, total_b = evaluate(s.expr_a), evaluate(s.expr_b)
     if compare(total_a, total_b) != s.label or (total_a, total_b) != (s.total_a, s.total_b):
         raise AssertionError(f"generator bug: {s.expr_a} vs {s.expr_b} is not {s.label}")
+    values = dict(zip(COLUMNS, csv_row(s), strict=True))
+    if check(Row(0, values, s)):
+        raise NoScenario("the audit reads the row differently")
     return s
 
 
@@ -256,14 +264,19 @@ def topics_for(category: str, quantity: str) -> list[Topic]:
     return found
 
 
+@lru_cache(maxsize=8192)
+def _stated(text: str) -> tuple[numbers.Quantity, ...]:
+    return tuple(numbers.stated(text))
+
+
 def _naive(s: Scenario) -> Label:
-    return compare(sum(_numerals(s.text_a), Fraction(0)), sum(_numerals(s.text_b), Fraction(0)))
+    a, b = numerals(_stated(s.text_a)), numerals(_stated(s.text_b))
+    return compare(sum(a, Fraction(0)), sum(b, Fraction(0)))
 
 
 def _largest(s: Scenario) -> Label:
-    return compare(
-        max(_numerals(s.text_a), default=Fraction(0)), max(_numerals(s.text_b), default=Fraction(0))
-    )
+    a, b = numerals(_stated(s.text_a)), numerals(_stated(s.text_b))
+    return compare(max(a, default=Fraction(0)), max(b, default=Fraction(0)))
 
 
 def balanced_row(
@@ -285,7 +298,10 @@ def balanced_row(
         except NoScenario:
             continue
         if _naive(s) == naive and _largest(s) == largest:
-            return verified(s)
+            try:
+                return verified(s)
+            except NoScenario:
+                continue
     raise RuntimeError(f"no scenario for {cell}, {label}, verbal={verbal} after 4000 tries")
 
 
@@ -350,6 +366,10 @@ def to_csv(rows: Sequence[Scenario]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for s in rows:
-        writer.writerow([s.id, s.text_a, s.text_b, s.category, s.quantity, s.label, s.expr_a, s.expr_b,
-                         s.task, "TRUE" if s.verbal else "FALSE"])  # fmt: skip
+        writer.writerow(csv_row(s))
     return out.getvalue()
+
+
+def csv_row(s: Scenario) -> list[str]:
+    verbal = "TRUE" if s.verbal else "FALSE"
+    return [s.id, s.text_a, s.text_b, s.category, s.quantity, s.label, s.expr_a, s.expr_b, s.task, verbal]

@@ -85,8 +85,9 @@ ORIGINAL = Figures(
 )
 
 
-def _numerals(sentence: str) -> list[Fraction]:
-    return [q.value for q in numbers.stated(sentence) if q.kind == "number" and q.text[:1].isdigit()]
+def numerals(stated: Sequence[numbers.Quantity]) -> list[Fraction]:
+    """The numbers a sentence writes in digits (not words, not percentages): what a naive reader adds."""
+    return [q.value for q in stated if q.kind == "number" and q.text[:1].isdigit()]
 
 
 def operators(expr: str) -> int:
@@ -127,7 +128,7 @@ def measure(scenarios: Sequence[Scenario]) -> Figures:
     that = [0, 0]
     per_side = {k: [0, 0] for k in ("percentages", "decimals", "deductions")}
     for s in scenarios:
-        nums_a, nums_b = _numerals(s.text_a), _numerals(s.text_b)
+        nums_a, nums_b = numerals(numbers.stated(s.text_a)), numerals(numbers.stated(s.text_b))
         naive.append((s.label, compare(sum(nums_a, Fraction(0)), sum(nums_b, Fraction(0)))))
         largest.append((s.label, compare(max(nums_a, default=Fraction(0)), max(nums_b, default=Fraction(0)))))
         for side, (text, expr) in enumerate(((s.text_a, s.expr_a), (s.text_b, s.expr_b))):

@@ -15,7 +15,7 @@ from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
 from ..report import records, results
 from ..report.summary import run_summary
-from ..run import Run, SelectionError, conditions
+from ..run import GENERATED, Run, SelectionError, conditions
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
 from ..types import Condition
@@ -105,6 +105,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
     selected = conditions(state.run.settings)
+    if metafunc.function.__name__ == "test_metamorphic":  # pairs with neutral/std: cue or identity only
+        wanted = state.run.settings.metamorphic
+        selected = [c for c in selected if wanted and (c.framing != "neutral" or c.identity != "std")]
     metafunc.parametrize("condition", selected, ids=[c.id for c in selected])
 
 
@@ -121,6 +124,14 @@ def framing_result(condition: Condition, mathcomp_run: Run, record_property: Any
     """Ask the model every scenario under ``condition`` and score the answers."""
     result = mathcomp_run.run_case(condition)
     record_property(PROPERTY, records.case_summary(result))
+    return result
+
+
+@pytest.fixture
+def generated_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> CaseResult:
+    """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
+    result = mathcomp_run.run_generated_case(condition)
+    record_property("mathcomp-generated", records.case_summary(result))
     return result
 
 
@@ -155,6 +166,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     order = {c.id: i for i, c in enumerate(conditions(run.settings))}
     state.cases.sort(key=lambda c: order.get(c["case"], len(order)))
     results.merge_parts(run.run_dir)
+    if (run.run_dir / GENERATED).is_dir():
+        results.merge_parts(run.run_dir / GENERATED)
     state.summary = run_summary(run, state.cases)
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)

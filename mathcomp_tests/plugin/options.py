@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,20 @@ def add(parser: pytest.Parser) -> None:
     group.addoption(
         "--reports-dir", default=None, help="where run folders go (default: reports/ at the rootdir)"
     )
+    # Generated scenarios (test_generated, test_metamorphic); seeded by Hypothesis' own --hypothesis-seed.
+    group.addoption(
+        "--generated",
+        type=int,
+        default=100,
+        help="fresh scenarios per test_generated case, and examples per test_metamorphic case (default: 100); "
+        "--hypothesis-seed seeds them (default 0)",
+    )
+    group.addoption(
+        "--metamorphic",
+        action="store_true",
+        help="also run test_metamorphic: one scenario must get the same answer under neutral and cue framing, "
+        "std and identity (failures shrink; the example database lives under --cache-dir)",
+    )
 
 
 def settings(config: pytest.Config) -> Settings:
@@ -126,6 +141,19 @@ def settings(config: pytest.Config) -> Settings:
         "cache_path": None if opt("no_cache") else cache_dir / "responses.sqlite",
         "reports_dir": Path(opt("reports_dir") or root / "reports"),
     }
+    kwargs["generated"] = opt("generated")
+    kwargs["hypothesis_seed"] = _seed(config.getoption("hypothesis_seed", None))
+    kwargs["metamorphic"] = opt("metamorphic")
+    if kwargs["generated"] < 1:
+        raise SelectionError(f"--generated must be at least 1, got {kwargs['generated']}")
     if kwargs["limit"] is not None and kwargs["limit"] < 1:
         raise SelectionError(f"--limit must be at least 1, got {kwargs['limit']}")
     return Settings(**kwargs)
+
+
+def _seed(given: object) -> int:
+    """Hypothesis' --hypothesis-seed as an integer seed (a non-numeric seed is hashed stably); 0 if unset."""
+    if given is None:
+        return 0
+    text = str(given)
+    return int(text) if text.isdigit() else zlib.crc32(text.encode())
