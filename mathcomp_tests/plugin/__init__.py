@@ -111,6 +111,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("condition", selected, ids=[c.id for c in selected])
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without --metamorphic, test_metamorphic is deselected (not collected as an empty parameter set)."""
+    state = config.stash.get(_STATE, None)
+    if state is None or state.run.settings.metamorphic:
+        return
+    dropped = [i for i in items if getattr(i, "originalname", "") == "test_metamorphic"]
+    if dropped:
+        items[:] = [i for i in items if i not in dropped]
+        config.hook.pytest_deselected(items=dropped)
+
+
 @pytest.fixture(scope="session")
 def mathcomp_run(request: pytest.FixtureRequest) -> Any:
     """The run shared by every case in this process (one per xdist worker)."""
