@@ -193,6 +193,8 @@ class Shape:
     label: Label
     verbal: bool | None = None
     plain_only: bool = False
+    sizes: tuple[int, ...] = (2, 3, 4, 3, 4, 5, 6)
+    """Steps per person, drawn from these (the first is where Hypothesis shrinks to)."""
 
 
 def build(d: Draw, shape: Shape, row_id: str = "gen") -> Scenario:
@@ -203,7 +205,7 @@ def build(d: Draw, shape: Shape, row_id: str = "gen") -> Scenario:
     verbal = False if shape.plain_only else shape.verbal
     sides = []
     for _ in ("A", "B"):
-        n = choice(d, (2, 3, 4, 3, 4, 5, 6))
+        n = choice(d, shape.sizes)
         sides.append(side(d, topic, scale, n, verbal, shape.plain_only))
     solve = d.integer(0, 1)
     chain, free = sides[solve]
@@ -303,6 +305,23 @@ def balanced_row(
             except NoScenario:
                 continue
     raise RuntimeError(f"no scenario for {cell}, {label}, verbal={verbal} after 4000 tries")
+
+
+def drawn(rng: random.Random, label: Label, plain_only: bool = False, sizes: tuple[int, ...] = (2, 3)) -> Scenario:
+    """One scenario with no balance target (for training data): a topic in the paper's proportions;
+    ``plain_only`` keeps to plain amounts, where adding up the numerals gives the answer."""
+    d = RandomDraw(rng)
+    cells, weights = _cells()
+    while True:
+        cell = rng.choices(cells, weights=weights)[0]
+        shape = Shape(choice(d, topics_for(*cell)), label, None, plain_only, sizes if plain_only else Shape.sizes)
+        try:
+            s = build(d, shape)
+        except NoScenario:
+            continue
+        if compare(evaluate(s.expr_a), evaluate(s.expr_b)) != label:
+            raise AssertionError(f"generator bug: {s.expr_a} vs {s.expr_b} is not {label}")
+        return s
 
 
 def _cells() -> tuple[list[tuple[str, str]], list[int]]:
