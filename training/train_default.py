@@ -249,6 +249,8 @@ def _evaluate(model: Any, tokenizer: Any, heldout: list[Example]) -> dict[str, d
     out: dict[str, dict[str, float]] = {}
     for framing in FRAMINGS:
         pairs = [(e.label, p) for e, p in zip(heldout, predictions, strict=True) if e.framing == framing]
+        if not pairs:
+            continue
         row: dict[str, float] = {"accuracy": round(sum(g == p for g, p in pairs) / len(pairs), 3)}
         for y in LABELS:
             others = [p for g, p in pairs if g != y]
