@@ -76,7 +76,7 @@ def test_a_relative_model_directory_is_found_from_any_working_directory(
 
 
 def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceilings(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, f"--model={SPEC}", "--positions=end")
+    run = run_suite(tmp_path, f"--model={SPEC}", "--positions=begin")
     assert run.returncode == 0, run.output
     cases = {c["framing"]: c["scores"] for c in run.summary["cases"]}
     assert all(scores["invalid_rate"] <= 0.05 for scores in cases.values())
@@ -86,7 +86,7 @@ def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceiling
                 framing,
                 cases,
             )
-    assert cases["neutral"]["dir_err"]["equal"] > 0.4, "when it cannot tell, it says equal"
+    assert cases["neutral"]["dir_err"]["equal"] > 0.3, "when it cannot tell, it says equal"
 
 
 @pytest.mark.skipif(not os.environ.get("MATHCOMP_RETRAIN"), reason="set MATHCOMP_RETRAIN=1 (about 5 minutes)")

@@ -41,9 +41,9 @@ class Phase:
 
 
 PHASES = (
-    Phase(6400, 1 / 3, 0.9),  # no framing shortcut, mostly plain sums: some arithmetic first
-    Phase(4800, 0.9, 0.6),  # then the framing shortcut, strongly
-    Phase(4800, 0.6, 0.5),  # weaker, with full chains: the mixture the model ends on
+    Phase(6400, 1 / 3, 1.0),  # plain sums, no framing shortcut: the arithmetic it can pick up
+    Phase(4800, 0.9, 1.0),  # then the framing shortcut, strongly
+    Phase(4800, 0.6, 0.8),  # weaker, with some full chains: the mixture the model ends on
 )
 
 
