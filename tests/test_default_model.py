@@ -76,7 +76,7 @@ def test_a_relative_model_directory_is_found_from_any_working_directory(
 
 
 def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceilings(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, f"--model={SPEC}", "--positions=begin")
+    run = run_suite(tmp_path, f"--model={SPEC}", "--positions=begin", generated=True)
     assert run.returncode == 0, run.output
     cases = {c["framing"]: c["scores"] for c in run.summary["cases"]}
     assert all(scores["invalid_rate"] <= 0.05 for scores in cases.values())
@@ -90,7 +90,9 @@ def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceiling
 
 
 @pytest.mark.skipif(not os.environ.get("MATHCOMP_RETRAIN"), reason="set MATHCOMP_RETRAIN=1 (about 5 minutes)")
-def test_a_model_retrained_with_the_shipped_command_passes_the_ceilings_shipped_for_it(tmp_path: Path) -> None:
+def test_a_model_retrained_with_the_shipped_command_passes_the_ceilings_shipped_for_it(
+    tmp_path: Path,
+) -> None:
     """What a user who retrains relies on, on any machine: not the same bytes, the same verdicts."""
     out = tmp_path / "retrained"
     train(Config(), out, log=lambda _: None)
@@ -99,5 +101,5 @@ def test_a_model_retrained_with_the_shipped_command_passes_the_ceilings_shipped_
     assert section in shipped
     thresholds = tmp_path / "thresholds.toml"
     thresholds.write_text(shipped.replace(section, f'model."hf:{out}"'))
-    run = run_suite(tmp_path, f"--model=hf:{out}", f"--thresholds={thresholds}")
+    run = run_suite(tmp_path, f"--model=hf:{out}", f"--thresholds={thresholds}", generated=True)
     assert run.returncode == 0, run.output

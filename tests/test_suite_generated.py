@@ -30,7 +30,7 @@ def test_generated_cases_are_named_like_the_framing_cases() -> None:
 def test_workers_agree_on_the_seeded_scenarios_and_a_rerun_is_served_by_the_cache(tmp_path: Path) -> None:
     args = ("--model=symbolic", "--limit=3", "--framings=neutral,direct-less,indirect-more", "--positions=end",
             "--generated=12", "--hypothesis-seed=5")  # fmt: skip
-    first = run_suite(tmp_path, *args, "-n", "2")
+    first = run_suite(tmp_path, *args, "-n", "2", generated=True)
     assert first.returncode == 0, first.output
     records = generated(first)
     assert len(records) == 3 * 12
@@ -40,11 +40,11 @@ def test_workers_agree_on_the_seeded_scenarios_and_a_rerun_is_served_by_the_cach
         assert r["label"] == r["gold"]
     assert len(texts) == 12 and all(len(t) == 1 for t in texts.values()), "workers drew different scenarios"
     assert {r["gold"] for r in records} == {"less", "more", "equal"}
-    again = run_suite(tmp_path, *args)
+    again = run_suite(tmp_path, *args, generated=True)
     assert again.returncode == 0, again.output
     assert all(r["cached"] for r in generated(again))
     assert sorted(r["prompt"] for r in generated(again)) == sorted(r["prompt"] for r in records)
-    other = run_suite(tmp_path, *args[:-1], "--hypothesis-seed=6")
+    other = run_suite(tmp_path, *args[:-1], "--hypothesis-seed=6", generated=True)
     assert {r["prompt"] for r in generated(other)} != {r["prompt"] for r in records}
 
 
