@@ -76,7 +76,9 @@ def test_a_relative_model_directory_is_found_from_any_working_directory(
 
 
 def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceilings(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, f"--model={SPEC}", "--positions=begin", generated=True)
+    run = run_suite(
+        tmp_path, f"--model={SPEC}", "--positions=begin", "--generated=50", generated=True, timeout=1500
+    )
     assert run.returncode == 0, run.output
     cases = {c["framing"]: c["scores"] for c in run.summary["cases"]}
     assert all(scores["invalid_rate"] <= 0.05 for scores in cases.values())
