@@ -38,7 +38,7 @@ def add(parser: pytest.Parser) -> None:
         value = kwargs.pop("default", shown if isinstance(shown, (int, float)) else None)
         if env is not None:
             value = _env(env) or value
-        notes = [f"default: {shown}"] if shown is not None else []
+        notes = [f"default: {'none' if shown is None else shown}"]
         notes += [f"${ENVIRONMENT[env]} sets the default"] if env is not None else []
         suffix = f" ({'; '.join(notes)})" if notes else ""
         group.addoption(name, default=value, help=help + suffix, **kwargs)
@@ -97,8 +97,8 @@ def add(parser: pytest.Parser) -> None:
     option("--model-config", "api backend: a litellm Router config (YAML or JSON)")
     option(
         "--max-error-rate",
-        "fail a case when more than this share of its requests failed; overrides error_rate in thresholds.toml",
-        "thresholds.toml",
+        "fail a case when more than this share (0 to 1) of its requests failed",
+        "error_rate from thresholds.toml",
         type=float,
     )
     option("--max-concurrency", "api backend: requests in flight per process", 16, type=int)
@@ -114,7 +114,9 @@ def add(parser: pytest.Parser) -> None:
         ".mathcomp-cache at the rootdir",
         env="cache_dir",
     )
-    group.addoption("--no-cache", action="store_true", help="ask the model for every prompt, store nothing")
+    group.addoption(
+        "--no-cache", action="store_true", help="ask the model for every prompt, store nothing (default: off)"
+    )
     option("--reports-dir", "where run folders go", "reports/ at the rootdir")
 
 
