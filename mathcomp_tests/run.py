@@ -96,6 +96,7 @@ class Run:
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
+        self.thresholds.check_complete(self.spec, settings.framings)
         self._backend: CachedBackend | None = None
         self._writer: ResultsWriter | None = None
         self._generated: list[Scenario] | None = None
@@ -107,6 +108,7 @@ class Run:
 
     @property
     def backend(self) -> CachedBackend:
+        """The model behind its cache, created (and so probed) once per process."""
         if self._backend is None:
             inner: Backend = create(self.spec, replace(self.settings.backend, worker=self.worker))
             path = self.settings.cache_path
@@ -133,7 +135,7 @@ class Run:
 
     def run_generated_case(self, condition: Condition) -> CaseResult:
         """One case over the generated scenarios, batched through the cache like any other case."""
-        ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
+        ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
         asked = self.prompts_for(condition, self.generated)
@@ -150,7 +152,7 @@ class Run:
         return Decoding(max_new_tokens=tokens)
 
     def run_case(self, condition: Condition) -> CaseResult:
-        ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
+        ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
         result = run_case(self.prompts_for(condition), self.backend, self.decoding(condition), ceilings)
