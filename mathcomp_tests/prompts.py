@@ -107,7 +107,9 @@ def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names
     )
     question = _capitalise_start(question)
     text = layout.format(question=question, context=context, instructions=instructions)
-    return Prompt(scenario, condition, (Message("user", text),), prompt_set.name)
+    return Prompt(
+        scenario, condition, (Message("user", text),), prompt_set.name, names.a_question, names.b_question
+    )
 
 
 def _fill_persons(text: str, names: Names) -> str:

@@ -70,6 +70,9 @@ class Prompt:
     condition: Condition
     messages: tuple[Message, ...]
     prompt_set: str
+    person_a: str = "Person A"
+    """How the question names Person A ("PERSON_A", "a person"): answers are read against these names."""
+    person_b: str = "Person B"
 
     @property
     def text(self) -> str:
@@ -107,3 +110,5 @@ class Prediction:
     label: Label | None
     status: Status
     raw: str
+    decided_by: str = field(default="", compare=False)
+    """The rule that read the label, `judge`, or why no label was read (`invalid: ...`)."""

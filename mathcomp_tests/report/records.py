@@ -32,6 +32,7 @@ def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str,
         "raw": item.response.text,
         "label": item.prediction.label,
         "status": item.prediction.status,
+        "decided_by": item.prediction.decided_by,
         "error": item.response.error,
         "cached": item.response.cached,
         "input_tokens": item.response.input_tokens,
@@ -52,6 +53,18 @@ def usage(result: CaseResult) -> dict[str, float | int | None]:
     }
 
 
+def decided(result: CaseResult) -> dict[str, int]:
+    """How a case's items got their labels: by a reading rule, by the judge, or not at all."""
+    counts = {"rule": 0, "judge": 0, "invalid": 0, "error": 0}
+    for item in result.items:
+        p = item.prediction
+        if p.status != "ok":
+            counts[p.status] += 1
+        else:
+            counts["judge" if p.decided_by == "judge" else "rule"] += 1
+    return counts
+
+
 def case_summary(result: CaseResult) -> dict[str, Any]:
     """Plain JSON for the test report (travels from xdist workers) and summary.json."""
     c = result.condition
@@ -69,11 +82,13 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "ceilings": result.ceilings.as_dict(),
         "sent": result.sent,
         "usage": usage(result),
+        "decided": decided(result),
         "examples": [
             {
                 "scenario": i.prompt.scenario.id,
                 "gold": i.prompt.scenario.label,
                 "read": i.prediction.label or i.prediction.status,
+                "decided_by": i.prediction.decided_by,
                 "raw": i.response.text[:RAW_CHARS],
                 "prompt_tail": i.prompt.text[-PROMPT_TAIL:],
             }

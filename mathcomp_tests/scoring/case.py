@@ -57,7 +57,8 @@ def run_case(
     responses = backend.complete(prompts, decoding)
     sent = getattr(backend, "calls", 0) - before
     items = tuple(
-        Item(p, r, answers.parse(r, p.condition.format)) for p, r in zip(prompts, responses, strict=True)
+        Item(p, r, answers.parse(r, p.condition.format, answers.context_for(p)))
+        for p, r in zip(prompts, responses, strict=True)
     )
     probs = [i.response.meta.get("probs") for i in items]
     scores = metrics.score(
