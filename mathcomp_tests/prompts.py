@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import fixtures
-from .types import FORMATS, FRAMINGS, POSITIONS, Condition, Message, Prompt, Scenario
+from .types import FORMATS, FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Message, Prompt, Scenario
 
 _PERSON = re.compile(r"\[person[ _]?(a|b)\]", re.IGNORECASE)
+_OPTIONS_BLOCK = re.compile(r"A\) (?:less|more|equal)\nB\) (?:less|more|equal)\nC\) (?:less|more|equal)")
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+|\n)$")
 
 
@@ -98,6 +99,10 @@ def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names
         instructions = prompt_set.instructions[condition.format]
     except KeyError as exc:
         raise PromptConfigError(f"prompt set {prompt_set.name!r} has no {exc.args[0]!r}") from exc
+    if condition.options != PAPER_ORDER:
+        instructions = reorder_options(
+            instructions, condition.options, f"{prompt_set.name}.{condition.format}"
+        )
     context = _fill_persons(f"{scenario.text_a} {scenario.text_b}", names)
     question = template.format(
         person_a=names.a_question,
@@ -110,6 +115,20 @@ def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names
     return Prompt(
         scenario, condition, (Message("user", text),), prompt_set.name, names.a_question, names.b_question
     )
+
+
+def reorder_options(instructions: str, order: str, where: str = "instructions") -> str:
+    """The lettered option list rewritten in ``order`` (`mle`: A) more B) less C) equal); the rest kept."""
+    words = {"l": "less", "m": "more", "e": "equal"}
+    if sorted(order) != sorted(words):
+        raise PromptConfigError(
+            f"option order {order!r}: expected a permutation of l, m, e (less, more, equal)"
+        )
+    block = _OPTIONS_BLOCK.search(instructions)
+    if block is None:
+        raise PromptConfigError(f"{where}: no 'A) ...' 'B) ...' 'C) ...' option lines to reorder")
+    lines = "\n".join(f"{letter}) {words[code]}" for letter, code in zip("ABC", order, strict=True))
+    return instructions[: block.start()] + lines + instructions[block.end() :]
 
 
 def _fill_persons(text: str, names: Names) -> str:

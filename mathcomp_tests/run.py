@@ -13,7 +13,7 @@ from .report.records import item_record
 from .report.results import ResultsWriter
 from .scoring import thresholds
 from .scoring.case import CaseResult, run_case
-from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
+from .types import FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Decoding, Prompt, Scenario
 
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
 """The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
@@ -33,6 +33,7 @@ class Settings:
     positions: tuple[str, ...] = POSITIONS
     identities: tuple[str, ...] = ("std",)
     formats: tuple[str, ...] = ("one-word",)
+    option_orders: tuple[str, ...] = (PAPER_ORDER,)
     limit: int | None = None
     dataset: str | None = None
     """A CSV path, `mathcomp-original`, or None for the bundled fixtures/scenarios.csv."""
@@ -65,13 +66,14 @@ def known_identities() -> tuple[str, ...]:
 
 
 def conditions(settings: Settings) -> list[Condition]:
-    """The selected matrix, in a stable order: framing, position, identity, format."""
+    """The selected matrix, in a stable order: framing, position, identity, format, option order."""
     return [
-        Condition(framing, position, identity, fmt)
+        Condition(framing, position, identity, fmt, order)
         for framing in settings.framings
         for position in settings.positions
         for identity in settings.identities
         for fmt in settings.formats
+        for order in settings.option_orders
     ]
 
 

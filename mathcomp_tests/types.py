@@ -20,6 +20,9 @@ FRAMINGS: tuple[str, ...] = (
 )
 POSITIONS: tuple[str, ...] = ("begin", "end")
 FORMATS: tuple[str, ...] = ("one-word", "json", "cot", "cot-json")
+PAPER_ORDER = "lme"
+"""Option orders are written by the labels' initials: `lme` is the paper's A) less B) more C) equal."""
+OPTION_ORDERS: tuple[str, ...] = ("lme", "lem", "mle", "mel", "elm", "eml")
 
 Status = Literal["ok", "invalid", "error"]
 
@@ -50,10 +53,13 @@ class Condition:
     position: str
     identity: str = "std"
     format: str = "one-word"
+    options: str = PAPER_ORDER
+    """The order of the lettered options (see OPTION_ORDERS); only a non-paper order shows in the id."""
 
     @property
     def id(self) -> str:
-        return f"{self.framing}-{self.position}-{self.identity}-{self.format}"
+        base = f"{self.framing}-{self.position}-{self.identity}-{self.format}"
+        return base if self.options == PAPER_ORDER else f"{base}-options-{self.options}"
 
 
 @dataclass(frozen=True)

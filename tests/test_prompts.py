@@ -219,3 +219,26 @@ def test_a_set_missing_a_format_is_refused(tmp_path: Path) -> None:
     path.write_text(broken, encoding="utf-8")
     with pytest.raises(PromptConfigError, match=r"\[sets\.hf\.instructions\] lacks cot$"):
         load_prompt_set("hf", path)
+
+
+def test_option_orders_rewrite_only_the_lettered_list_and_the_reader_follows() -> None:
+    from mathcomp_tests.scoring.answers import context_for, parse
+    from mathcomp_tests.types import OPTION_ORDERS, Response
+
+    prompt_set = load_prompt_set("hf")
+    names = std_names(prompt_set)
+    paper = build(CURLING, Condition("neutral", "end", "std", "cot"), prompt_set, names)
+    assert Condition("neutral", "end", "std", "cot").id == "neutral-end-std-cot"
+    assert "\nA) less\nB) more\nC) equal\n" in paper.text
+    seen = set()
+    for order in OPTION_ORDERS:
+        prompt = build(CURLING, Condition("neutral", "end", "std", "cot", order), prompt_set, names)
+        seen.add(prompt.text)
+        letters = context_for(prompt).options
+        assert [letters[x] for x in "abc"] == [{"l": "less", "m": "more", "e": "equal"}[c] for c in order]
+        assert re.sub(r"[ABC]\) \w+", "", prompt.text) == re.sub(r"[ABC]\) \w+", "", paper.text)
+        assert parse(Response("The answer is A"), "cot", context_for(prompt)).label == letters["a"]
+    assert len(seen) == 6
+    assert Condition("neutral", "end", "std", "cot", "mel").id == "neutral-end-std-cot-options-mel"
+    with pytest.raises(PromptConfigError, match="permutation"):
+        build(CURLING, Condition("neutral", "end", "std", "cot", "lmm"), prompt_set, names)

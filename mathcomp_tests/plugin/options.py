@@ -10,7 +10,7 @@ import pytest
 
 from ..backends.options import BackendOptions
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
-from ..types import FORMATS, FRAMINGS, POSITIONS
+from ..types import FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, POSITIONS
 
 
 def add(parser: pytest.Parser) -> None:
@@ -93,6 +93,17 @@ def add(parser: pytest.Parser) -> None:
     group.addoption(
         "--reports-dir", default=None, help="where run folders go (default: reports/ at the rootdir)"
     )
+    _add_matrix_and_reading(group)
+
+
+def _add_matrix_and_reading(group: Any) -> None:
+    """Option orders, identities' side, the judge and decoding: the matrix beyond the paper's."""
+    group.addoption(
+        "--option-orders",
+        default=None,
+        help="orders of the lettered options by initials (lme = A) less B) more C) equal, the paper's), "
+        f"comma-separated, or all for the six: {', '.join(OPTION_ORDERS)} (default: lme)",
+    )
 
 
 def settings(config: pytest.Config) -> Settings:
@@ -106,6 +117,7 @@ def settings(config: pytest.Config) -> Settings:
         "positions": select(opt("positions"), POSITIONS, "position", POSITIONS),
         "identities": select(opt("identities"), known_identities(), "identity", ("std",)),
         "formats": select(opt("formats"), FORMATS, "format", ("one-word",)),
+        "option_orders": select(opt("option_orders"), OPTION_ORDERS, "option order", (PAPER_ORDER,)),
         "limit": opt("limit"),
         "dataset": dataset,
         "dataset_policy": opt("dataset_policy"),
