@@ -11,7 +11,7 @@ from .backends.cache import CachedBackend, ResponseCache
 from .data import datasets, scenarios
 from .report.records import item_record
 from .report.results import ResultsWriter
-from .scoring import thresholds
+from .scoring import judge, thresholds
 from .scoring.case import CaseResult, run_case
 from .types import FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Decoding, Prompt, Scenario
 
@@ -45,6 +45,8 @@ class Settings:
     max_error_rate: float | None = None
     max_new_tokens: int | None = None
     cache_path: Path | None = None
+    judge_model: str | None = None
+    """A model (any backend) that decides the chain-of-thought answers the reading rules decline."""
     reports_dir: Path = Path("reports")
 
 
@@ -90,7 +92,10 @@ class Run:
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
+        self.judge_spec = models.resolve(settings.judge_model) if settings.judge_model else None
+        self.judge_template = judge.load_template() if settings.judge_model else None
         self._backend: CachedBackend | None = None
+        self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
 
     @property
@@ -104,6 +109,19 @@ class Run:
             path = self.settings.cache_path
             self._backend = CachedBackend(inner, ResponseCache(path) if path else None)
         return self._backend
+
+    @property
+    def judge(self) -> judge.Judge | None:
+        """The judge's backend, created like the model's and sharing its response cache."""
+        if self.judge_spec is None:
+            return None
+        if self._judge is None:
+            inner = create(self.judge_spec, replace(self.settings.backend, worker=self.worker))
+            path = self.settings.cache_path
+            self._judge = judge.Judge(
+                CachedBackend(inner, ResponseCache(path) if path else None), self.judge_template
+            )
+        return self._judge
 
     def prompts_for(self, condition: Condition) -> list[Prompt]:
         if condition.identity == "std":
@@ -120,7 +138,13 @@ class Run:
         ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
-        result = run_case(self.prompts_for(condition), self.backend, self.decoding(condition), ceilings)
+        result = run_case(
+            self.prompts_for(condition),
+            self.backend,
+            self.decoding(condition),
+            ceilings,
+            self.judge if condition.format in judge.JUDGED_FORMATS else None,
+        )
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
         self._writer.write(item_record(i, self.run_id, result.model, result.revision) for i in result.items)
@@ -131,6 +155,9 @@ class Run:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+        if self._judge is not None:
+            self._judge.close()
+            self._judge = None
         if self._writer is not None:
             self._writer.close()
             self._writer = None

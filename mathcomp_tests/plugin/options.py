@@ -104,6 +104,12 @@ def _add_matrix_and_reading(group: Any) -> None:
         help="orders of the lettered options by initials (lme = A) less B) more C) equal, the paper's), "
         f"comma-separated, or all for the six: {', '.join(OPTION_ORDERS)} (default: lme)",
     )
+    group.addoption(
+        "--judge-model",
+        default=os.environ.get("MATHCOMP_JUDGE_MODEL"),
+        help="a model (any --model spelling) that decides the cot and cot-json answers the reading rules "
+        "decline, with the paper's judgement prompt; env MATHCOMP_JUDGE_MODEL (default: none, they stay invalid)",
+    )
 
 
 def settings(config: pytest.Config) -> Settings:
@@ -135,6 +141,7 @@ def settings(config: pytest.Config) -> Settings:
         ),
         "max_error_rate": opt("max_error_rate"),
         "max_new_tokens": opt("max_new_tokens"),
+        "judge_model": opt("judge_model"),
         "cache_path": None if opt("no_cache") else cache_dir / "responses.sqlite",
         "reports_dir": Path(opt("reports_dir") or root / "reports"),
     }

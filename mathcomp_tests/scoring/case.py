@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..backends.base import Backend
 from ..types import Condition, Decoding, Prediction, Prompt, Response
 from . import answers, metrics, verdict
+from .judge import JUDGE, JUDGED_FORMATS, Judge
 from .thresholds import Ceilings
 
 
@@ -16,6 +17,8 @@ class Item:
     prompt: Prompt
     response: Response
     prediction: Prediction
+    judge_reply: Response | None = None
+    """The judge's reply, when the rules declined this answer and a judge was asked."""
 
     @property
     def wrong(self) -> bool:
@@ -50,9 +53,15 @@ class CaseResult:
 
 
 def run_case(
-    prompts: Sequence[Prompt], backend: Backend, decoding: Decoding, ceilings: Ceilings
+    prompts: Sequence[Prompt],
+    backend: Backend,
+    decoding: Decoding,
+    ceilings: Ceilings,
+    judge: Judge | None = None,
 ) -> CaseResult:
-    """Ask for all prompts at once (the backend batches or fans out), then read and score them."""
+    """Ask for all prompts at once (the backend batches or fans out), then read and score them.
+
+    With a judge, chain-of-thought answers the rules declined are decided by the judge."""
     before = getattr(backend, "calls", 0)
     responses = backend.complete(prompts, decoding)
     sent = getattr(backend, "calls", 0) - before
@@ -60,6 +69,8 @@ def run_case(
         Item(p, r, answers.parse(r, p.condition.format, answers.context_for(p)))
         for p, r in zip(prompts, responses, strict=True)
     )
+    if judge is not None:
+        items = _judged(items, judge)
     probs = [i.response.meta.get("probs") for i in items]
     scores = metrics.score(
         [i.prompt.scenario.label for i in items],
@@ -68,3 +79,22 @@ def run_case(
     )
     condition = prompts[0].condition
     return CaseResult(condition, backend.model_id, backend.revision, items, scores, ceilings, sent)
+
+
+def _judged(items: tuple[Item, ...], judge: Judge) -> tuple[Item, ...]:
+    declined = [
+        n
+        for n, i in enumerate(items)
+        if i.prediction.status == "invalid" and i.prompt.condition.format in JUDGED_FORMATS
+    ]
+    verdicts = judge.decide([(items[n].prompt, items[n].response.text) for n in declined])
+    out = list(items)
+    for n, said in zip(declined, verdicts, strict=True):
+        item = items[n]
+        if said.label is not None:
+            prediction = replace(item.prediction, label=said.label, status="ok", decided_by=JUDGE)
+        else:
+            why = said.reply.error or f"judge replied {said.reply.text[:40]!r}"
+            prediction = replace(item.prediction, decided_by=f"{item.prediction.decided_by}; {why}")
+        out[n] = replace(item, prediction=prediction, judge_reply=said.reply)
+    return tuple(out)
