@@ -65,25 +65,41 @@ def load_prompt_set(name: str, path: Path | None = None) -> PromptSet:
     )
 
 
-def load_identities(path: Path | None = None) -> dict[str, Names]:
-    """Every identity id (``std`` excluded) mapped to how the two persons are written."""
+IDENTITY_SIDES: tuple[str, ...] = ("b", "a", "both")
+"""Who carries the identity marker: Person B (the paper), Person A, or both."""
+
+
+def load_identities(path: Path | None = None, on: str = "b") -> dict[str, Names]:
+    """Every identity id (``std`` excluded) mapped to how the two persons are written.
+
+    on="b" (the paper): A is "a person", B "<article> <noun>". on="a": the other way round. on="both":
+    "<Noun> A" and "<Noun> B", so that both carry the marker and an answer can still say who is who.
+    """
+    if on not in IDENTITY_SIDES:
+        raise PromptConfigError(f"identity side {on!r}: expected one of {', '.join(IDENTITY_SIDES)}")
     path = path or fixtures() / "identities.toml"
     data = _read_toml(path)
-    a_noun = data.get("person_a", {}).get("noun", "person")
+    plain = data.get("person_a", {}).get("noun", "person")
     names = {}
     for key, entry in data.get("identities", {}).items():
         if "noun" not in entry:
             raise PromptConfigError(f"{path}: identities.{key} has no 'noun'")
         noun = entry["noun"]
-        names[key] = Names(
-            a_first=f"{article(a_noun)} {a_noun}",
-            a_later=f"the {a_noun}",
-            a_question=f"{article(a_noun)} {a_noun}",
-            b_first=f"{entry.get('article', article(noun))} {noun}",
-            b_later=f"the {noun}",
-            b_question=f"the {noun}",
-        )
+        marked = _Side(f"{entry.get('article', article(noun))} {noun}", f"the {noun}", f"the {noun}")
+        other = _Side(f"{article(plain)} {plain}", f"the {plain}", f"{article(plain)} {plain}")
+        if on == "both":
+            a, b = (_Side(*(f"{noun} {x}",) * 3) for x in "AB")
+        else:
+            a, b = (other, marked) if on == "b" else (marked, _Side(other.first, other.later, other.later))
+        names[key] = Names(a.first, a.later, a.question, b.first, b.later, b.question)
     return names
+
+
+@dataclass(frozen=True)
+class _Side:
+    first: str
+    later: str
+    question: str
 
 
 def std_names(prompt_set: PromptSet) -> Names:

@@ -34,6 +34,8 @@ class Settings:
     identities: tuple[str, ...] = ("std",)
     formats: tuple[str, ...] = ("one-word",)
     option_orders: tuple[str, ...] = (PAPER_ORDER,)
+    identity_on: tuple[str, ...] = ("b",)
+    """Who carries the identity marker (prompts.IDENTITY_SIDES); standard cases run once whatever this is."""
     limit: int | None = None
     dataset: str | None = None
     """A CSV path, `mathcomp-original`, or None for the bundled fixtures/scenarios.csv."""
@@ -70,10 +72,11 @@ def known_identities() -> tuple[str, ...]:
 def conditions(settings: Settings) -> list[Condition]:
     """The selected matrix, in a stable order: framing, position, identity, format, option order."""
     return [
-        Condition(framing, position, identity, fmt, order)
+        Condition(framing, position, identity, fmt, order, side)
         for framing in settings.framings
         for position in settings.positions
         for identity in settings.identities
+        for side in (("b",) if identity == "std" else settings.identity_on)
         for fmt in settings.formats
         for order in settings.option_orders
     ]
@@ -88,7 +91,7 @@ class Run:
         self.worker = worker
         self.spec = models.resolve(settings.model)
         self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
-        self.identities = prompts.load_identities()
+        self.identities = {on: prompts.load_identities(on=on) for on in prompts.IDENTITY_SIDES}
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
@@ -127,7 +130,7 @@ class Run:
         if condition.identity == "std":
             names = prompts.std_names(self.prompt_set)
         else:
-            names = self.identities[condition.identity]
+            names = self.identities[condition.identity_on][condition.identity]
         return [prompts.build(s, condition, self.prompt_set, names) for s in self.scenarios]
 
     def decoding(self, condition: Condition) -> Decoding:

@@ -55,10 +55,13 @@ class Condition:
     format: str = "one-word"
     options: str = PAPER_ORDER
     """The order of the lettered options (see OPTION_ORDERS); only a non-paper order shows in the id."""
+    identity_on: str = "b"
+    """Who carries the identity marker: b (the paper), a, or both; only a or both shows in the id."""
 
     @property
     def id(self) -> str:
-        base = f"{self.framing}-{self.position}-{self.identity}-{self.format}"
+        who = self.identity if self.identity_on == "b" else f"{self.identity}-on-{self.identity_on}"
+        base = f"{self.framing}-{self.position}-{who}-{self.format}"
         return base if self.options == PAPER_ORDER else f"{base}-options-{self.options}"
 
 

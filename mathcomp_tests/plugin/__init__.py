@@ -24,6 +24,13 @@ from . import options, terminal
 SUITE_DIR = Path(__file__).parent.parent / "suite"
 PROPERTY = "mathcomp"
 _STATE = pytest.StashKey["State"]()
+MARKERS = {
+    "cot": "a chain-of-thought case (formats cot, cot-json): long generations; -m 'not cot' is the quick gate",
+    "identity": "a case whose persons carry an identity marker (not std)",
+    "generated": "a case on generated scenarios (suite/test_generated.py)",
+    "slow": "a case asking for long generations (over 64 new tokens) or calling a judge model",
+}
+SLOW_TOKENS = 64
 
 
 class State:
@@ -55,6 +62,8 @@ def _selects_suite(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if not _selects_suite(config):
         return
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
     workerinput = getattr(config, "workerinput", None)
     try:
         settings = options.settings(config)
@@ -105,7 +114,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
     selected = conditions(state.run.settings)
-    metafunc.parametrize("condition", selected, ids=[c.id for c in selected])
+    generated = metafunc.definition.path.name == "test_generated.py"
+    params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
+    metafunc.parametrize("condition", params)
+
+
+def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkDecorator]:
+    """The markers a case carries, so that `-m` selects parts of the matrix."""
+    marks = []
+    if condition.format in ("cot", "cot-json"):
+        marks.append(pytest.mark.cot)
+    if condition.identity != "std":
+        marks.append(pytest.mark.identity)
+    if generated:
+        marks.append(pytest.mark.generated)
+    judged = run.judge_spec is not None and condition.format in ("cot", "cot-json")
+    if run.decoding(condition).max_new_tokens > SLOW_TOKENS or judged:
+        marks.append(pytest.mark.slow)
+    return marks
 
 
 @pytest.fixture(scope="session")

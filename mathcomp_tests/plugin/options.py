@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from ..backends.options import BackendOptions
+from ..prompts import IDENTITY_SIDES
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
 from ..types import FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, POSITIONS
 
@@ -105,6 +106,12 @@ def _add_matrix_and_reading(group: Any) -> None:
         f"comma-separated, or all for the six: {', '.join(OPTION_ORDERS)} (default: lme)",
     )
     group.addoption(
+        "--identity-on",
+        default=None,
+        help="who carries the identity marker in identity cases: b (the paper), a, both, comma-separated or "
+        "all (default: b)",
+    )
+    group.addoption(
         "--judge-model",
         default=os.environ.get("MATHCOMP_JUDGE_MODEL"),
         help="a model (any --model spelling) that decides the cot and cot-json answers the reading rules "
@@ -142,6 +149,7 @@ def settings(config: pytest.Config) -> Settings:
         "max_error_rate": opt("max_error_rate"),
         "max_new_tokens": opt("max_new_tokens"),
         "judge_model": opt("judge_model"),
+        "identity_on": select(opt("identity_on"), IDENTITY_SIDES, "identity side", ("b",)),
         "cache_path": None if opt("no_cache") else cache_dir / "responses.sqlite",
         "reports_dir": Path(opt("reports_dir") or root / "reports"),
     }
