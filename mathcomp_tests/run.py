@@ -47,6 +47,11 @@ class Settings:
     max_error_rate: float | None = None
     max_new_tokens: int | None = None
     cache_path: Path | None = None
+    temperature: float = 0.0
+    samples: int = 1
+    """Answers asked per prompt (seeds 0..K-1); more than one needs a temperature above zero."""
+    chat_template: str = "auto"
+    """hf backend: `none` sends the plain prompt text, as the authors' Hugging Face notebook did."""
     judge_model: str | None = None
     """A model (any backend) that decides the chain-of-thought answers the reading rules decline."""
     reports_dir: Path = Path("reports")
@@ -108,7 +113,10 @@ class Run:
     @property
     def backend(self) -> CachedBackend:
         if self._backend is None:
-            inner: Backend = create(self.spec, replace(self.settings.backend, worker=self.worker))
+            options = replace(
+                self.settings.backend, worker=self.worker, chat_template=self.settings.chat_template
+            )
+            inner: Backend = create(self.spec, options)
             path = self.settings.cache_path
             self._backend = CachedBackend(inner, ResponseCache(path) if path else None)
         return self._backend
@@ -135,7 +143,17 @@ class Run:
 
     def decoding(self, condition: Condition) -> Decoding:
         tokens = self.settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[condition.format]
-        return Decoding(max_new_tokens=tokens)
+        seed = 0 if self.settings.temperature > 0 else None
+        return Decoding(max_new_tokens=tokens, temperature=self.settings.temperature, seed=seed)
+
+    def decodings(self, condition: Condition) -> list[Decoding]:
+        """One decoding per sample: seeds 0..K-1, so that K samples are K distinct cached answers."""
+        first = self.decoding(condition)
+        return (
+            [replace(first, seed=k) for k in range(self.settings.samples)]
+            if self.settings.samples > 1
+            else [first]
+        )
 
     def run_case(self, condition: Condition) -> CaseResult:
         ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
@@ -144,7 +162,7 @@ class Run:
         result = run_case(
             self.prompts_for(condition),
             self.backend,
-            self.decoding(condition),
+            self.decodings(condition),
             ceilings,
             self.judge if condition.format in judge.JUDGED_FORMATS else None,
         )

@@ -95,9 +95,15 @@ class Decoding:
 
     max_new_tokens: int
     temperature: float = 0.0
+    seed: int | None = None
+    """Sample number under --samples: K samples are K distinct cached answers (seeded where the backend
+    allows: hf seeds torch per batch, the api backend sends `seed`). None keeps the key of an unseeded run."""
 
     def as_key(self) -> dict[str, float | int]:
-        return {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
+        key: dict[str, float | int] = {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
+        if self.seed is not None:
+            key["seed"] = self.seed
+        return key
 
 
 @dataclass(frozen=True)

@@ -24,5 +24,8 @@ class BackendOptions:
     """hf: prompts per forward pass; None finds one automatically."""
     scoring: str = "generate"
     """hf: `generate` (greedy decoding) or `logprob` (label probabilities, one-word and json formats)."""
+    chat_template: str = "auto"
+    """hf: `auto` applies the tokenizer's chat template when it has one; `none` sends the plain prompt text,
+    as the authors' Hugging Face notebook did."""
     worker: str = "main"
     """The xdist worker id (`gw0`, ...) or `main`; hf pins worker gwK to GPU K mod N."""

@@ -112,6 +112,23 @@ def _add_matrix_and_reading(group: Any) -> None:
         "all (default: b)",
     )
     group.addoption(
+        "--chat-template",
+        default="auto",
+        choices=("auto", "none"),
+        help="hf backend: auto applies the model's chat template; none sends the prompt as plain text, as the "
+        "authors' Hugging Face notebook did (default: auto)",
+    )
+    group.addoption(
+        "--temperature", type=float, default=0.0, help="sampling temperature; 0 is greedy (default: 0)"
+    )
+    group.addoption(
+        "--samples",
+        type=int,
+        default=1,
+        help="answers per prompt, seeded 0..K-1 where the backend allows; the case reports mean and spread of "
+        "DirErr across them and asserts on the mean (needs --temperature > 0; default: 1)",
+    )
+    group.addoption(
         "--judge-model",
         default=os.environ.get("MATHCOMP_JUDGE_MODEL"),
         help="a model (any --model spelling) that decides the cot and cot-json answers the reading rules "
@@ -149,10 +166,21 @@ def settings(config: pytest.Config) -> Settings:
         "max_error_rate": opt("max_error_rate"),
         "max_new_tokens": opt("max_new_tokens"),
         "judge_model": opt("judge_model"),
+        "chat_template": opt("chat_template"),
+        "temperature": opt("temperature"),
+        "samples": opt("samples"),
         "identity_on": select(opt("identity_on"), IDENTITY_SIDES, "identity side", ("b",)),
         "cache_path": None if opt("no_cache") else cache_dir / "responses.sqlite",
         "reports_dir": Path(opt("reports_dir") or root / "reports"),
     }
+    if kwargs["temperature"] < 0:
+        raise SelectionError(f"--temperature must be 0 or more, got {kwargs['temperature']}")
+    if kwargs["samples"] < 1:
+        raise SelectionError(f"--samples must be at least 1, got {kwargs['samples']}")
+    if kwargs["samples"] > 1 and kwargs["temperature"] == 0:
+        raise SelectionError(
+            "--samples above 1 needs --temperature above 0: greedy answers would all be the same"
+        )
     if kwargs["limit"] is not None and kwargs["limit"] < 1:
         raise SelectionError(f"--limit must be at least 1, got {kwargs['limit']}")
     return Settings(**kwargs)

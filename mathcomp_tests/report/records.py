@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from ..scoring.case import CaseResult, Item
 from ..scoring.verdict import PROMPT_TAIL
+from ..types import LABELS
 
 RAW_CHARS = 2000
 """Characters of a model's answer kept in a case summary's examples (results.jsonl keeps it whole)."""
@@ -38,6 +40,7 @@ def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str,
         "judge_raw": item.judge_reply.text if item.judge_reply is not None else None,
         "error": item.response.error,
         "cached": item.response.cached,
+        "sample": item.sample,
         "input_tokens": item.response.input_tokens,
         "output_tokens": item.response.output_tokens,
         "probs": item.response.meta.get("probs"),
@@ -68,6 +71,26 @@ def decided(result: CaseResult) -> dict[str, int]:
     return counts
 
 
+def sample_spread(result: CaseResult) -> dict[str, Any] | None:
+    """Mean and spread (sample standard deviation, min, max) of DirErr across a case's samples."""
+    if len(result.sample_scores) < 2:
+        return None
+    out: dict[str, Any] = {"k": len(result.sample_scores)}
+    for y in LABELS:
+        values = [v for v in (s.dir_err[y] for s in result.sample_scores) if v is not None]
+        out[y] = (
+            {
+                "mean": statistics.fmean(values),
+                "sd": statistics.stdev(values),
+                "min": min(values),
+                "max": max(values),
+            }
+            if values
+            else None
+        )
+    return out
+
+
 def case_summary(result: CaseResult) -> dict[str, Any]:
     """Plain JSON for the test report (travels from xdist workers) and summary.json."""
     c = result.condition
@@ -88,6 +111,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "sent": result.sent,
         "usage": usage(result),
         "decided": decided(result),
+        "samples": sample_spread(result),
         "examples": [
             {
                 "scenario": i.prompt.scenario.id,

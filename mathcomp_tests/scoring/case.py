@@ -19,6 +19,8 @@ class Item:
     prediction: Prediction
     judge_reply: Response | None = None
     """The judge's reply, when the rules declined this answer and a judge was asked."""
+    sample: int = 0
+    """Which of the case's samples (--samples) this answer is."""
 
     @property
     def wrong(self) -> bool:
@@ -36,6 +38,8 @@ class CaseResult:
     ceilings: Ceilings
     sent: int
     """Prompts of this case sent to the model (the rest came from the cache)."""
+    sample_scores: tuple[metrics.Scores, ...] = ()
+    """Scores of each sample when the case was sampled more than once (``scores`` pools them all)."""
 
     @property
     def breaches(self) -> list[str]:
@@ -55,30 +59,47 @@ class CaseResult:
 def run_case(
     prompts: Sequence[Prompt],
     backend: Backend,
-    decoding: Decoding,
+    decoding: Decoding | Sequence[Decoding],
     ceilings: Ceilings,
     judge: Judge | None = None,
 ) -> CaseResult:
     """Ask for all prompts at once (the backend batches or fans out), then read and score them.
 
-    With a judge, chain-of-thought answers the rules declined are decided by the judge."""
+    With a judge, chain-of-thought answers the rules declined are decided by the judge. With several
+    decodings (one per sample), every sample is asked and read; ``scores`` pools them (pooled DirErr is
+    the mean of the samples' DirErr: every sample has the same gold labels) and each is kept apart."""
+    decodings = [decoding] if isinstance(decoding, Decoding) else list(decoding)
     before = getattr(backend, "calls", 0)
-    responses = backend.complete(prompts, decoding)
+    items: list[Item] = []
+    for n, sampled in enumerate(decodings):
+        responses = backend.complete(prompts, sampled)
+        asked = tuple(
+            Item(p, r, answers.parse(r, p.condition.format, answers.context_for(p)), sample=n)
+            for p, r in zip(prompts, responses, strict=True)
+        )
+        items.extend(_judged(asked, judge) if judge is not None else asked)
     sent = getattr(backend, "calls", 0) - before
-    items = tuple(
-        Item(p, r, answers.parse(r, p.condition.format, answers.context_for(p)))
-        for p, r in zip(prompts, responses, strict=True)
+    per_sample = tuple(_score([i for i in items if i.sample == n]) for n in range(len(decodings)))
+    condition = prompts[0].condition
+    return CaseResult(
+        condition,
+        backend.model_id,
+        backend.revision,
+        tuple(items),
+        _score(items),
+        ceilings,
+        sent,
+        per_sample if len(decodings) > 1 else (),
     )
-    if judge is not None:
-        items = _judged(items, judge)
+
+
+def _score(items: Sequence[Item]) -> metrics.Scores:
     probs = [i.response.meta.get("probs") for i in items]
-    scores = metrics.score(
+    return metrics.score(
         [i.prompt.scenario.label for i in items],
         [i.prediction for i in items],
         probs if all(isinstance(p, dict) for p in probs) else None,  # type: ignore[arg-type]
     )
-    condition = prompts[0].condition
-    return CaseResult(condition, backend.model_id, backend.revision, items, scores, ceilings, sent)
 
 
 def _judged(items: tuple[Item, ...], judge: Judge) -> tuple[Item, ...]:
