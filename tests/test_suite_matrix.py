@@ -79,3 +79,36 @@ def test_option_orders_and_identity_sides_run_end_to_end(tmp_path: Path) -> None
     assert young_a and all("compare to that of the young person?" in r["prompt"] for r in young_a)
     mel = next(r for r in records if r["options"] == "mel")
     assert "\nA) more\nB) equal\nC) less\n" in mel["prompt"]
+
+
+def test_the_readmes_selection_sizes_are_what_the_matrix_gives() -> None:
+    from mathcomp_tests.data.scenarios import load
+    from mathcomp_tests.prompts import IDENTITY_SIDES
+    from mathcomp_tests.run import Settings, conditions, known_identities
+    from mathcomp_tests.types import FORMATS, OPTION_ORDERS
+
+    n = len(load(REPO / "fixtures" / "scenarios.csv"))
+    every = conditions(Settings(identities=known_identities(), formats=FORMATS))
+    not_cot = [c for c in every if c.format not in ("cot", "cot-json")]
+    sizes = {
+        "default": len(conditions(Settings())),
+        "all": len(every),
+        "not cot": len(not_cot),
+        "not identity": len([c for c in every if c.identity == "std"]),
+        "quick gate": len([c for c in not_cot if c.identity == "std"]),
+        "identities": len(conditions(Settings(identities=known_identities()))),
+        "orders": len(conditions(Settings(formats=FORMATS, option_orders=OPTION_ORDERS))),
+        "whole": len(
+            conditions(
+                Settings(
+                    identities=known_identities(),
+                    formats=FORMATS,
+                    identity_on=IDENTITY_SIDES,
+                    option_orders=OPTION_ORDERS,
+                )
+            )
+        ),
+    }
+    readme = (REPO / "README.md").read_text()
+    for what, cases in sizes.items():
+        assert f"| {cases:,} | {cases * n:,} |" in readme, what
