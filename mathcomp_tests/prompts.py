@@ -85,6 +85,10 @@ def load_identities(path: Path | None = None, on: str = "b") -> dict[str, Names]
         if "noun" not in entry:
             raise PromptConfigError(f"{path}: identities.{key} has no 'noun'")
         noun = entry["noun"]
+        if noun.strip().lower() == plain.lower():
+            raise PromptConfigError(
+                f"{path}: identities.{key} is called {plain!r} like Person A; answers could not tell them apart"
+            )
         marked = _Side(f"{entry.get('article', article(noun))} {noun}", f"the {noun}", f"the {noun}")
         other = _Side(f"{article(plain)} {plain}", f"the {plain}", f"{article(plain)} {plain}")
         if on == "both":

@@ -286,3 +286,12 @@ def test_the_issues_identities_are_listed_beside_the_papers_seven() -> None:
         "wealthy",
     } <= ids
     assert load_identities()["elderly"].b_first == "an elderly person"
+
+
+def test_an_identity_named_like_person_a_is_refused_with_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "identities.toml"
+    path.write_text('[identities.plain]\nnoun = "Person"\n')
+    with pytest.raises(
+        PromptConfigError, match=rf"{re.escape(str(path))}: identities.plain is called 'person'"
+    ):
+        load_identities(path)

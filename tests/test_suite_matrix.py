@@ -79,6 +79,11 @@ def test_option_orders_and_identity_sides_run_end_to_end(tmp_path: Path) -> None
     assert young_a and all("compare to that of the young person?" in r["prompt"] for r in young_a)
     mel = next(r for r in records if r["options"] == "mel")
     assert "\nA) more\nB) equal\nC) less\n" in mel["prompt"]
+    assert all(
+        c["decided"] == {"rule": 4, "judge": 0, "invalid": 0, "error": 0} for c in run.summary["cases"]
+    )
+    html = (run.run_dir / "report.html").read_text()
+    assert html.count("Decided by rule: 4, by judge: 0, invalid: 0, errors: 0") == len(cases)
 
 
 def test_the_readmes_selection_sizes_are_what_the_matrix_gives() -> None:

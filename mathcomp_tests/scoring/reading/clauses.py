@@ -38,7 +38,7 @@ _HEDGE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION = re.compile(
-    r"\?|\b(?:whether|if|determine|compare|need to|let[’']?s|let us|question|asks?|asked|check)\b",
+    r"\?|\b(?:whether|if|compares?|need to|let[’']?s|let us|question|asks?|asked|check)\b",
     re.IGNORECASE,
 )
 _LETTER_PERSON = re.compile(r"(?<![\w)(])([AB])(?![\w)])")
