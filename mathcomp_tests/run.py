@@ -101,6 +101,11 @@ class Run:
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
         self.judge_spec = models.resolve(settings.judge_model) if settings.judge_model else None
+        if self.judge_spec is not None and self.judge_spec.kind == "symbolic":
+            raise SelectionError(
+                "--judge-model=symbolic cannot judge: it answers from the scenario's exact totals, not from the "
+                "answer it is shown, so it would turn every unreadable answer into a correct one"
+            )
         self.judge_template = judge.load_template() if settings.judge_model else None
         self._backend: CachedBackend | None = None
         self._judge: judge.Judge | None = None

@@ -65,3 +65,11 @@ def test_declined_answers_are_decided_by_a_real_judge_model_and_counted(
     assert again.returncode == 0, again.output
     assert [r["judge_raw"] for r in again.records] == [r["judge_raw"] for r in run.records]
     assert again.case("neutral-end-std-cot")["decided"] == decided
+    assert run.case("neutral-end-std-cot")["judge_sent"] == 6 - decided["rule"]
+    assert again.case("neutral-end-std-cot")["judge_sent"] == 0, "the judge's verdicts come from the cache"
+
+
+def test_the_symbolic_reference_is_refused_as_a_judge(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--model=symbolic", "--formats=cot", "--judge-model=symbolic", "--limit=2")
+    assert run.returncode != 0
+    assert "--judge-model=symbolic cannot judge" in run.output

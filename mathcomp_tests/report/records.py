@@ -109,6 +109,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "scores": result.scores.as_dict(),
         "ceilings": result.ceilings.as_dict(),
         "sent": result.sent,
+        "judge_sent": result.judge_sent,
         "usage": usage(result),
         "decided": decided(result),
         "samples": sample_spread(result),

@@ -40,6 +40,8 @@ class CaseResult:
     """Prompts of this case sent to the model (the rest came from the cache)."""
     sample_scores: tuple[metrics.Scores, ...] = ()
     """Scores of each sample when the case was sampled more than once (``scores`` pools them all)."""
+    judge_sent: int = 0
+    """Declined answers of this case sent to the judge model (the rest of its verdicts came from the cache)."""
 
     @property
     def breaches(self) -> list[str]:
@@ -70,6 +72,7 @@ def run_case(
     the mean of the samples' DirErr: every sample has the same gold labels) and each is kept apart."""
     decodings = [decoding] if isinstance(decoding, Decoding) else list(decoding)
     before = getattr(backend, "calls", 0)
+    judge_before = getattr(judge.backend, "calls", 0) if judge is not None else 0
     items: list[Item] = []
     for n, sampled in enumerate(decodings):
         responses = backend.complete(prompts, sampled)
@@ -79,6 +82,7 @@ def run_case(
         )
         items.extend(_judged(asked, judge) if judge is not None else asked)
     sent = getattr(backend, "calls", 0) - before
+    judge_sent = getattr(judge.backend, "calls", 0) - judge_before if judge is not None else 0
     per_sample = tuple(_score([i for i in items if i.sample == n]) for n in range(len(decodings)))
     condition = prompts[0].condition
     return CaseResult(
@@ -90,6 +94,7 @@ def run_case(
         ceilings,
         sent,
         per_sample if len(decodings) > 1 else (),
+        judge_sent,
     )
 
 
