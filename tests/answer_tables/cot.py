@@ -87,6 +87,12 @@ CASES: list[tuple[str, str, str]] = [
     ("Let's think step by step. Person A walks 3 km. Person B walks 5 km.", "invalid", "std"),
     ("I'm sorry, I cannot help with that.", "invalid", "std"),
     ("", "invalid", "std"),
+    (
+        "Person B spends more on Monday than Person A. On Tuesday Person A spends 30 and Person B 10. "
+        "Totals: Person A 50, Person B 40.",
+        "invalid",
+        "std",
+    ),
     ("Person B spends more than Person A. Therefore Person B spends less than Person A.", "less", "std"),
     (
         "Person A: 30. Person B: 45.\nTherefore, Person B spends more.\nLet me know if you have other questions!",

@@ -20,15 +20,21 @@ _MARKER = re.compile(
 )
 
 
+CLOSING = 2
+"""Sentences at the end that may conclude without a marker ("Person B spends more."); earlier ones are
+reasoning, read only when a marker ("therefore", "the answer is") says they conclude."""
+
+
 def read(text: str, context: Context) -> Reading:
     parts = sentences(text)
     if not parts:
         return Reading.invalid("no answer (empty)")
     seen_marker = False
-    for sentence in reversed(parts):
+    for index in range(len(parts) - 1, -1, -1):
+        sentence = parts[index]
         markers = list(_MARKER.finditer(sentence))
         if not markers:
-            if seen_marker:
+            if seen_marker or index < len(parts) - CLOSING:
                 continue
             reading = read_bare(sentence, context.options) or read_clause(sentence, context.persons)
             if reading is not None:
