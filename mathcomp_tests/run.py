@@ -100,6 +100,7 @@ class Run:
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
+        self.thresholds.check_complete(self.spec, settings.framings)
         self.judge_spec = models.resolve(settings.judge_model) if settings.judge_model else None
         if self.judge_spec is not None and self.judge_spec.kind == "symbolic":
             raise SelectionError(
@@ -117,6 +118,7 @@ class Run:
 
     @property
     def backend(self) -> CachedBackend:
+        """The model behind its cache, created (and so probed) once per process."""
         if self._backend is None:
             options = replace(
                 self.settings.backend, worker=self.worker, chat_template=self.settings.chat_template
@@ -161,7 +163,7 @@ class Run:
         )
 
     def run_case(self, condition: Condition) -> CaseResult:
-        ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
+        ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
         result = run_case(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from suite_runner import REPO, run_suite
 
-from mathcomp_tests.backends.cache import cache_key
+from mathcomp_tests.backends.cache import cache_keys
 from mathcomp_tests.backends.hf import HFBackend
 from mathcomp_tests.backends.options import BackendOptions
 from mathcomp_tests.data.scenarios import load
@@ -27,7 +27,7 @@ def test_chat_template_none_sends_the_plain_prompt_and_keys_the_cache_apart(untr
     assert plain.render(prompt) == prompt.text
     assert auto.render(prompt) != prompt.text and "<|assistant|>" in auto.render(prompt)
     decoding = Decoding(8)
-    assert cache_key(auto, prompt, decoding) != cache_key(plain, prompt, decoding)
+    assert cache_keys(auto, [prompt], decoding) != cache_keys(plain, [prompt], decoding)
     answers = plain.complete([prompt], decoding)
     assert answers[0].error is None and answers[0].input_tokens == len(plain._encode([prompt.text])[0])
 

@@ -27,5 +27,7 @@ class BackendOptions:
     chat_template: str = "auto"
     """hf: `auto` applies the tokenizer's chat template when it has one; `none` sends the plain prompt text,
     as the authors' Hugging Face notebook did."""
+    model_revision: str | None = None
+    """What the user states the model is (their fine-tune's commit): recorded and part of every cache key."""
     worker: str = "main"
     """The xdist worker id (`gw0`, ...) or `main`; hf pins worker gwK to GPU K mod N."""
