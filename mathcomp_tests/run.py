@@ -7,6 +7,7 @@ from pathlib import Path
 
 from . import prompts
 from .backends import Backend, BackendOptions, create, models
+from .backends.base import OnResponse
 from .backends.cache import CachedBackend, ResponseCache
 from .data import datasets, scenarios
 from .report.records import item_record
@@ -45,6 +46,8 @@ class Settings:
     max_new_tokens: int | None = None
     cache_path: Path | None = None
     reports_dir: Path = Path("reports")
+    identities_file: Path | None = None
+    """Identity markers to use instead of the bundled identities.toml."""
 
 
 def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -60,8 +63,8 @@ def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[
     return tuple(dict.fromkeys(values))
 
 
-def known_identities() -> tuple[str, ...]:
-    return ("std", *prompts.load_identities())
+def known_identities(path: Path | None = None) -> tuple[str, ...]:
+    return ("std", *prompts.load_identities(path))
 
 
 def conditions(settings: Settings) -> list[Condition]:
@@ -84,7 +87,7 @@ class Run:
         self.worker = worker
         self.spec = models.resolve(settings.model)
         self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
-        self.identities = prompts.load_identities()
+        self.identities = prompts.load_identities(settings.identities_file)
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
@@ -114,11 +117,12 @@ class Run:
         tokens = self.settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[condition.format]
         return Decoding(max_new_tokens=tokens)
 
-    def run_case(self, condition: Condition) -> CaseResult:
+    def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
-        result = run_case(self.prompts_for(condition), self.backend, self.decoding(condition), ceilings)
+        batch = self.prompts_for(condition)
+        result = run_case(batch, self.backend, self.decoding(condition), ceilings, on_response)
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
         self._writer.write(item_record(i, self.run_id, result.model, result.revision) for i in result.items)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..paths import ROOT
+from ..paths import shipped
 from ..types import LABELS, Decoding, Prompt, Response
 from .base import BackendError, OnResponse
 from .options import BackendOptions
@@ -280,11 +280,11 @@ def pick_dtype(torch: Any, device: str) -> Any:
 def _locate(name: str) -> tuple[Path, str]:
     """A local directory and its content fingerprint, or a hub snapshot and its commit hash.
 
-    A relative directory is looked up from the working directory, then from the project root (so the
-    embedded default, ``fixtures/models/...``, loads from anywhere).
+    A relative directory is looked up from the working directory, then where this package ships it (so
+    the embedded default, ``fixtures/models/...``, loads from anywhere, installed or in a checkout).
     """
     path = Path(name).expanduser()
-    for candidate in (path,) if path.is_absolute() else (path, ROOT / path):
+    for candidate in (path,) if path.is_absolute() else (path, shipped(path)):
         if candidate.is_dir():
             return candidate, fingerprint(candidate)
     try:

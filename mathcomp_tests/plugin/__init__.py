@@ -19,7 +19,7 @@ from ..run import Run, SelectionError, conditions
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
 from ..types import Condition
-from . import options, terminal
+from . import options, progress, terminal
 
 SUITE_DIR = Path(__file__).parent.parent / "suite"
 PROPERTY = "mathcomp"
@@ -41,14 +41,26 @@ class State:
 
 
 def _selects_suite(config: pytest.Config) -> bool:
-    """True when this session collects from the suite (not, say, the project's own tests)."""
+    """True when this session collects from the suite (not, say, the project's own tests).
+
+    Anything else leaves the plugin inert: no settings read, no files written, no tests added.
+    """
     for arg in config.args:
-        if arg.split("::")[0] in ("mathcomp_tests", "mathcomp_tests.suite"):
+        target = arg.split("::")[0]
+        if target in ("mathcomp_tests", "mathcomp_tests.suite") or target.startswith("mathcomp_tests.suite."):
             return True
-        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
-        if path == SUITE_DIR or SUITE_DIR in path.parents or path in SUITE_DIR.parents:
+        path = Path(config.invocation_params.dir, target).resolve()
+        if path == SUITE_DIR or SUITE_DIR in path.parents:
+            return True
+        if path in SUITE_DIR.parents and _recursed_into(SUITE_DIR.relative_to(path).parts):
             return True
     return False
+
+
+def _recursed_into(parts: tuple[str, ...]) -> bool:
+    """Whether collecting a folder reaches the suite below it by these folder names: pytest never enters
+    hidden folders or virtualenvs, so a project's `.venv/.../site-packages/mathcomp_tests` is not selected."""
+    return not any(p.startswith(".") or p in ("site-packages", "dist-packages") for p in parts)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -93,6 +105,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     return [
         f"mathcomp: model {run.spec.given} ({run.spec.resolved}), prompt set {run.prompt_set.name}",
         *run.dataset.header(),
+        f"mathcomp: thresholds {run.thresholds.path}",
     ]
 
 
@@ -101,6 +114,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     state = metafunc.config.stash.get(_STATE, None)
     if state is None:
+        if SUITE_DIR not in metafunc.definition.path.parents:
+            return  # someone else's test with an argument named `condition`
         raise pytest.UsageError(
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
@@ -117,9 +132,12 @@ def mathcomp_run(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def framing_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> CaseResult:
+def framing_result(
+    condition: Condition, mathcomp_run: Run, record_property: Any, request: pytest.FixtureRequest
+) -> CaseResult:
     """Ask the model every scenario under ``condition`` and score the answers."""
-    result = mathcomp_run.run_case(condition)
+    with progress.case_bar(request.config, condition.id, len(mathcomp_run.scenarios)) as on_response:
+        result = mathcomp_run.run_case(condition, on_response)
     record_property(PROPERTY, records.case_summary(result))
     return result
 

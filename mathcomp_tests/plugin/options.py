@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from ..backends.options import BackendOptions
+from ..paths import default_thresholds
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
 from ..types import FORMATS, FRAMINGS, POSITIONS
 
@@ -93,24 +94,33 @@ def add(parser: pytest.Parser) -> None:
     group.addoption(
         "--reports-dir", default=None, help="where run folders go (default: reports/ at the rootdir)"
     )
+    # Installed use: the user's own files win over the packaged ones.
+    group.addoption(
+        "--identities-file",
+        default=os.environ.get("MATHCOMP_IDENTITIES"),
+        help="identity markers (TOML, the schema of the packaged identities.toml) used instead of the "
+        "packaged ones; env MATHCOMP_IDENTITIES",
+    )
 
 
 def settings(config: pytest.Config) -> Settings:
     opt, root = config.getoption, Path(config.rootpath)
     dataset = opt("dataset")
+    identities_file = Path(opt("identities_file")) if opt("identities_file") else None
     cache_dir = Path(opt("cache_dir") or root / ".mathcomp-cache")
     kwargs: dict[str, Any] = {
         "model": opt("model"),
         "prompt_set": opt("prompt_set"),
         "framings": select(opt("framings"), FRAMINGS, "framing", FRAMINGS),
         "positions": select(opt("positions"), POSITIONS, "position", POSITIONS),
-        "identities": select(opt("identities"), known_identities(), "identity", ("std",)),
+        "identities": select(opt("identities"), known_identities(identities_file), "identity", ("std",)),
+        "identities_file": identities_file,
         "formats": select(opt("formats"), FORMATS, "format", ("one-word",)),
         "limit": opt("limit"),
         "dataset": dataset,
         "dataset_policy": opt("dataset_policy"),
         "dataset_cache": cache_dir,
-        "thresholds": Path(opt("thresholds") or root / "thresholds.toml"),
+        "thresholds": thresholds_path(opt("thresholds"), root),
         "backend": BackendOptions(
             api_base=opt("api_base"),
             model_config=Path(opt("model_config")) if opt("model_config") else None,
@@ -129,3 +139,11 @@ def settings(config: pytest.Config) -> Settings:
     if kwargs["limit"] is not None and kwargs["limit"] < 1:
         raise SelectionError(f"--limit must be at least 1, got {kwargs['limit']}")
     return Settings(**kwargs)
+
+
+def thresholds_path(given: str | None, root: Path) -> Path:
+    """--thresholds, else the rootdir's thresholds.toml, else the ceilings packaged with the suite."""
+    if given:
+        return Path(given)
+    own = root / "thresholds.toml"
+    return own if own.is_file() else default_thresholds()

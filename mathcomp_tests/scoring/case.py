@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..backends.base import Backend
+from ..backends.base import Backend, OnResponse
 from ..types import Condition, Decoding, Prediction, Prompt, Response
 from . import answers, metrics, verdict
 from .thresholds import Ceilings
@@ -50,11 +50,17 @@ class CaseResult:
 
 
 def run_case(
-    prompts: Sequence[Prompt], backend: Backend, decoding: Decoding, ceilings: Ceilings
+    prompts: Sequence[Prompt],
+    backend: Backend,
+    decoding: Decoding,
+    ceilings: Ceilings,
+    on_response: OnResponse | None = None,
 ) -> CaseResult:
-    """Ask for all prompts at once (the backend batches or fans out), then read and score them."""
+    """Ask for all prompts at once (the backend batches or fans out), then read and score them.
+
+    ``on_response`` sees each response as it arrives (progress display)."""
     before = getattr(backend, "calls", 0)
-    responses = backend.complete(prompts, decoding)
+    responses = backend.complete(prompts, decoding, on_response)
     sent = getattr(backend, "calls", 0) - before
     items = tuple(
         Item(p, r, answers.parse(r, p.condition.format)) for p, r in zip(prompts, responses, strict=True)
