@@ -125,3 +125,23 @@ def test_the_plugin_is_inert_in_a_project_that_does_not_select_the_suite(project
     assert "mathcomp-tests-0.1.0" in proc.stdout, "the plugin is installed and loaded"
     assert "mathcomp:" not in proc.stdout and "MathComp" not in proc.stdout
     assert sorted(p.name for p in project.iterdir()) == before, "no reports/, no cache, nothing written"
+
+
+@pytest.mark.slow
+def test_init_from_the_installed_wheel_then_the_suite_reads_their_thresholds(
+    project: Path, tmp_path: Path
+) -> None:
+    python = project / ".venv" / "bin" / "python"
+    init = subprocess.run(
+        [str(python), "-m", "mathcomp_tests", "init", "--model=symbolic"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert init.returncode == 0, init.stderr
+    assert "  pytest --pyargs mathcomp_tests.suite --model=symbolic" in init.stdout
+    proc = pytest_in(project, tmp_path, "--pyargs", "mathcomp_tests.suite", "--model=symbolic", "--limit=10")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((tmp_path / "reports" / "latest" / "summary.json").read_text())
+    assert summary["thresholds"] == str(tmp_path / "thresholds.toml")
