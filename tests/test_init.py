@@ -33,7 +33,9 @@ def test_init_writes_the_starter_files_and_prints_the_two_commands(tmp_path: Pat
     ]
 
 
-def test_the_starter_thresholds_are_the_packaged_ceilings_with_an_example_for_their_model(tmp_path: Path) -> None:
+def test_the_starter_thresholds_are_the_packaged_ceilings_with_an_example_for_their_model(
+    tmp_path: Path,
+) -> None:
     init.init(tmp_path, "openai/their-model")
     starter = thresholds.load(tmp_path / "thresholds.toml")
     packaged = thresholds.load(default_thresholds())
@@ -52,7 +54,9 @@ def test_init_refuses_to_overwrite_and_writes_nothing_without_force(tmp_path: Pa
     (tmp_path / "thresholds.toml").write_text("# theirs\n")
     proc = run_init(str(tmp_path))
     assert proc.returncode == 1
-    assert f"{tmp_path / 'thresholds.toml'}: already there; nothing written (--force overwrites)" in proc.stderr
+    assert (
+        f"{tmp_path / 'thresholds.toml'}: already there; nothing written (--force overwrites)" in proc.stderr
+    )
     assert (tmp_path / "thresholds.toml").read_text() == "# theirs\n"
     assert not (tmp_path / "mathcomp-baseline").exists() and not (tmp_path / ".github").exists()
 

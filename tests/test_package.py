@@ -85,7 +85,9 @@ def test_the_installed_suite_runs_on_the_symbolic_backend_from_another_directory
     assert "14 passed" in proc.stdout
     summary = json.loads((tmp_path / "reports" / "latest" / "summary.json").read_text())
     installed = project / ".venv" / "lib"
-    assert summary["thresholds"].startswith(str(installed)), "the packaged thresholds, as no file of their own"
+    assert summary["thresholds"].startswith(str(installed)), (
+        "the packaged thresholds, as no file of their own"
+    )
     assert f"dataset: {installed}" in proc.stdout
 
 

@@ -53,7 +53,17 @@ def isolated_venv(dest: Path, wheel: Path | None = None) -> Path:
         if not _ours(entry.name) and entry.name != "__pycache__":
             os.symlink(entry, Path(purelib, entry.name))
     if wheel is not None:
-        pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index"]
+        pip = [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+        ]
         subprocess.run([*pip, str(wheel)], check=True, capture_output=True, text=True)
     return python
 
@@ -61,7 +71,9 @@ def isolated_venv(dest: Path, wheel: Path | None = None) -> Path:
 def clean_env() -> dict[str, str]:
     """The environment for a subprocess in an isolated venv: offline, no PYTHONPATH, no MATHCOMP_* settings."""
     env = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("MATHCOMP_")
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("MATHCOMP_")
     }
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", LITELLM_LOCAL_MODEL_COST_MAP="True")
     return env
