@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import prompts
 from .backends import Backend, BackendOptions, create, models
 from .backends.base import OnResponse
-from .backends.cache import CachedBackend, ResponseCache
-from .data import datasets, scenarios
 from .report.records import item_record
 from .report.results import ResultsWriter
 from .scoring import thresholds
 from .scoring.case import CaseResult, run_case
 from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
+
+if TYPE_CHECKING:
+    from .backends.cache import CachedBackend
+# The cache (filelock) and the datasets (urllib) load with the first Run, not with the pytest plugin:
+# a project that installs the suite but does not run it pays nothing for them.
 
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
 """The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
@@ -88,6 +92,8 @@ class Run:
         self.spec = models.resolve(settings.model)
         self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
         self.identities = prompts.load_identities(settings.identities_file)
+        from .data import datasets, scenarios
+
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
@@ -101,6 +107,8 @@ class Run:
     @property
     def backend(self) -> CachedBackend:
         if self._backend is None:
+            from .backends.cache import CachedBackend, ResponseCache
+
             inner: Backend = create(self.spec, replace(self.settings.backend, worker=self.worker))
             path = self.settings.cache_path
             self._backend = CachedBackend(inner, ResponseCache(path) if path else None)
