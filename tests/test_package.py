@@ -62,7 +62,7 @@ def test_the_wheel_carries_the_data_and_the_entry_point(wheel: Path) -> None:
     assert not [n for n in names if n.startswith(("fixtures/", "tests/", "training/", "conftest"))]
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "[pytest11]" in text and "mathcomp_tests.plugin = mathcomp_tests.plugin" in text
+    assert "[pytest11]" in text and "mathcomp_tests.pytest_plugin = mathcomp_tests.pytest_plugin" in text
 
 
 @pytest.mark.slow
@@ -113,12 +113,20 @@ def test_the_installed_suite_runs_the_packaged_demo_model_with_their_own_thresho
 
 
 @pytest.mark.slow
-def test_the_plugin_is_inert_in_a_project_that_does_not_select_the_suite(project: Path) -> None:
+def test_the_plugin_is_inert_in_a_project_that_does_not_select_the_suite(wheel: Path, tmp_path: Path) -> None:
+    project = tmp_path / "their-other-repo"  # its own: the conftest below would apply to suite runs too
+    isolated_venv(project / ".venv", wheel)
+    (project / "conftest.py").write_text(  # options named like the suite's: theirs, not ours
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--model', default='theirs')\n"
+        "    parser.addoption('--device', default='cpu')\n"
+    )
     (project / "test_theirs.py").write_text(
         "import pytest\n\n"
         "@pytest.mark.parametrize('condition', ['a', 'b'])\n"
-        "def test_their_own(condition):\n"
+        "def test_their_own(condition, request):\n"
         "    assert condition in 'ab'\n"
+        "    assert request.config.getoption('model') == 'theirs'\n"
     )
     before = sorted(p.name for p in project.iterdir())
     proc = pytest_in(project, project)  # no arguments: pytest collects the whole project, .venv included

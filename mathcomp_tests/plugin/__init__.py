@@ -5,7 +5,6 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
+from ..pytest_plugin import SUITE_DIR, selects_suite
 from ..report import records, results
 from ..report.summary import run_summary
 from ..run import Run, SelectionError, conditions
@@ -21,7 +21,6 @@ from ..scoring.thresholds import ThresholdsError
 from ..types import Condition
 from . import options, progress, terminal
 
-SUITE_DIR = Path(__file__).parent.parent / "suite"
 PROPERTY = "mathcomp"
 _STATE = pytest.StashKey["State"]()
 
@@ -41,26 +40,8 @@ class State:
 
 
 def _selects_suite(config: pytest.Config) -> bool:
-    """True when this session collects from the suite (not, say, the project's own tests).
-
-    Anything else leaves the plugin inert: no settings read, no files written, no tests added.
-    """
-    for arg in config.args:
-        target = arg.split("::")[0]
-        if target in ("mathcomp_tests", "mathcomp_tests.suite") or target.startswith("mathcomp_tests.suite."):
-            return True
-        path = Path(config.invocation_params.dir, target).resolve()
-        if path == SUITE_DIR or SUITE_DIR in path.parents:
-            return True
-        if path in SUITE_DIR.parents and _recursed_into(SUITE_DIR.relative_to(path).parts):
-            return True
-    return False
-
-
-def _recursed_into(parts: tuple[str, ...]) -> bool:
-    """Whether collecting a folder reaches the suite below it by these folder names: pytest never enters
-    hidden folders or virtualenvs, so a project's `.venv/.../site-packages/mathcomp_tests` is not selected."""
-    return not any(p.startswith(".") or p in ("site-packages", "dist-packages") for p in parts)
+    """True when this session collects from the suite (not, say, the project's own tests)."""
+    return selects_suite(config.args, config.invocation_params.dir)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -178,15 +159,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     results.point_latest(run.settings.reports_dir, run.run_dir)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add(parser)
-
-
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is None or hasattr(config, "workerinput") or not state.cases:
         return
     terminal.write_table(terminalreporter, state.run.settings.model, state.cases, state.run.run_dir)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add(parser)
 
 
 @pytest.hookimpl(optionalhook=True)
