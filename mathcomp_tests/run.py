@@ -15,10 +15,9 @@ from .scoring import thresholds
 from .scoring.case import CaseResult, run_case
 from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
 
+# The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
 if TYPE_CHECKING:
     from .backends.cache import CachedBackend
-# The cache (filelock) and the datasets (urllib) load with the first Run, not with the pytest plugin:
-# a project that installs the suite but does not run it pays nothing for them.
 
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
 """The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""

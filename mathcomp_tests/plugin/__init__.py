@@ -159,15 +159,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     results.point_latest(run.settings.reports_dir, run.run_dir)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add(parser)
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is None or hasattr(config, "workerinput") or not state.cases:
         return
     terminal.write_table(terminalreporter, state.run.settings.model, state.cases, state.run.run_dir)
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add(parser)
 
 
 @pytest.hookimpl(optionalhook=True)
