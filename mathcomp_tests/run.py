@@ -96,6 +96,7 @@ class Run:
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
+        self.thresholds.check_complete(self.spec, settings.framings)
         self._backend: CachedBackend | None = None
         self._writer: ResultsWriter | None = None
 
@@ -105,6 +106,7 @@ class Run:
 
     @property
     def backend(self) -> CachedBackend:
+        """The model behind its cache, created (and so probed) once per process."""
         if self._backend is None:
             from .backends.cache import CachedBackend, ResponseCache
 
@@ -125,7 +127,7 @@ class Run:
         return Decoding(max_new_tokens=tokens)
 
     def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
-        ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
+        ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
         batch = self.prompts_for(condition)

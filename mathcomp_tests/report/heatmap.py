@@ -19,6 +19,7 @@ def _shade(value: float | None) -> str:
 
 def heatmaps_html(cases: Sequence[Mapping[str, Any]]) -> str:
     """Every format's DirErr(y) grid; empty when the run has too few cases to form one."""
+    cases = [c for c in cases if c["scores"] is not None]  # a case that raised has no numbers to show
     formats = list(dict.fromkeys(c["format"] for c in cases))
     parts = []
     for fmt in formats:

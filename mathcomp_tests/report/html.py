@@ -53,6 +53,12 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for case in cases:
         scores, ceilings = case["scores"], case["ceilings"]
+        if scores is None:
+            rows.append(
+                f'<tr><td>{escape(case["case"])}</td><td colspan="6">raised: {escape(str(case["error"]))}</td>'
+                "<td>ERROR</td></tr>"
+            )
+            continue
         cells = "".join(_cell(scores["dir_err"][y], ceilings["dir_err"][y]) for y in LABELS)
         rows.append(
             f"<tr><td>{escape(case['case'])}</td>{cells}<td>{_pct(scores['accuracy'])}</td>"
@@ -80,7 +86,15 @@ def run_header_html(run: Mapping[str, Any]) -> str:
             "dataset",
             f"{run['dataset']['name']} ({run['scenarios']} scenarios, policy {run['dataset']['policy']})",
         ),
-        ("cases", f"{run['cases_run']} run, {run['cases_failed']} failed"),
+        ("cases", f"{run['cases_run']} run, {run['cases_failed']} failed, {run['cases_errored']} raised"),
+        (
+            "thresholds",
+            f"{run['thresholds']}: "
+            + (
+                ", ".join(f"[{s}]" for s in run["threshold_sections"])
+                or "no [model.*] section matches this model"
+            ),
+        ),
         ("prompts sent to the model", str(run["prompts_sent"])),
         ("tokens in / out", f"{usage.get('input_tokens', 0)} / {usage.get('output_tokens', 0)}"),
         ("cost", "unknown" if cost is None else f"${cost:.4f}"),
