@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import prompts
 from .backends import Backend, BackendOptions, create, models
-from .backends.cache import CachedBackend, ResponseCache
-from .data import datasets, scenarios
+from .backends.base import OnResponse
 from .report.records import item_record
 from .report.results import ResultsWriter
 from .scoring import judge, thresholds
 from .scoring.case import CaseResult, run_case
 from .types import FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Decoding, Prompt, Scenario
+
+# The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
+if TYPE_CHECKING:
+    from .backends.cache import CachedBackend
 
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
 """The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
@@ -55,6 +59,8 @@ class Settings:
     judge_model: str | None = None
     """A model (any backend) that decides the chain-of-thought answers the reading rules decline."""
     reports_dir: Path = Path("reports")
+    identities_file: Path | None = None
+    """Identity markers to use instead of the bundled identities.toml."""
 
 
 def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -70,8 +76,8 @@ def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[
     return tuple(dict.fromkeys(values))
 
 
-def known_identities() -> tuple[str, ...]:
-    return ("std", *prompts.load_identities())
+def known_identities(path: Path | None = None) -> tuple[str, ...]:
+    return ("std", *prompts.load_identities(path))
 
 
 def conditions(settings: Settings) -> list[Condition]:
@@ -96,7 +102,11 @@ class Run:
         self.worker = worker
         self.spec = models.resolve(settings.model)
         self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
-        self.identities = {on: prompts.load_identities(on=on) for on in prompts.IDENTITY_SIDES}
+        self.identities = {
+            on: prompts.load_identities(settings.identities_file, on=on) for on in prompts.IDENTITY_SIDES
+        }
+        from .data import datasets, scenarios
+
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
@@ -120,6 +130,8 @@ class Run:
     def backend(self) -> CachedBackend:
         """The model behind its cache, created (and so probed) once per process."""
         if self._backend is None:
+            from .backends.cache import CachedBackend, ResponseCache
+
             options = replace(
                 self.settings.backend, worker=self.worker, chat_template=self.settings.chat_template
             )
@@ -134,6 +146,8 @@ class Run:
         if self.judge_spec is None:
             return None
         if self._judge is None:
+            from .backends.cache import CachedBackend, ResponseCache
+
             inner = create(self.judge_spec, replace(self.settings.backend, worker=self.worker))
             path = self.settings.cache_path
             self._judge = judge.Judge(
@@ -162,7 +176,7 @@ class Run:
             else [first]
         )
 
-    def run_case(self, condition: Condition) -> CaseResult:
+    def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
@@ -172,6 +186,7 @@ class Run:
             self.decodings(condition),
             ceilings,
             self.judge if condition.format in judge.JUDGED_FORMATS else None,
+            on_response,
         )
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)

@@ -5,7 +5,6 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,15 +13,15 @@ from ..backends.base import BackendError, redact
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
+from ..pytest_plugin import SUITE_DIR, selects_suite
 from ..report import records, results
 from ..report.summary import run_summary
 from ..run import Run, SelectionError, conditions
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
 from ..types import Condition
-from . import options, terminal
+from . import options, progress, terminal
 
-SUITE_DIR = Path(__file__).parent.parent / "suite"
 PROPERTY = "mathcomp"
 _STATE = pytest.StashKey["State"]()
 MARKERS = {
@@ -61,13 +60,7 @@ class State:
 
 def _selects_suite(config: pytest.Config) -> bool:
     """True when this session collects from the suite (not, say, the project's own tests)."""
-    for arg in config.args:
-        if arg.split("::")[0] in ("mathcomp_tests", "mathcomp_tests.suite"):
-            return True
-        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
-        if path == SUITE_DIR or SUITE_DIR in path.parents or path in SUITE_DIR.parents:
-            return True
-    return False
+    return selects_suite(config.args, config.invocation_params.dir)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -133,6 +126,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
         f"thresholds: {run.thresholds.path}; {applied}",
         *run.dataset.header(),
+        f"mathcomp: thresholds {run.thresholds.path}",
     ]
 
 
@@ -141,6 +135,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     state = metafunc.config.stash.get(_STATE, None)
     if state is None:
+        if SUITE_DIR not in metafunc.definition.path.parents:
+            return  # someone else's test with an argument named `condition`
         raise pytest.UsageError(
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
@@ -174,9 +170,13 @@ def mathcomp_run(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def framing_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> CaseResult:
+def framing_result(
+    condition: Condition, mathcomp_run: Run, record_property: Any, request: pytest.FixtureRequest
+) -> CaseResult:
     """Ask the model every scenario under ``condition`` and score the answers."""
-    result = mathcomp_run.run_case(condition)
+    total = len(mathcomp_run.scenarios) * len(mathcomp_run.decodings(condition))  # every sample is asked
+    with progress.case_bar(request.config, condition.id, total) as on_response:
+        result = mathcomp_run.run_case(condition, on_response)
     record_property(PROPERTY, records.case_summary(result))
     return result
 

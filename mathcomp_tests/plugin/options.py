@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ..backends.options import BackendOptions
+from ..paths import default_thresholds
 from ..prompts import IDENTITY_SIDES
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
 from ..types import FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, POSITIONS
@@ -22,6 +23,7 @@ ENVIRONMENT = {
     "dataset": "MATHCOMP_DATASET",
     "cache_dir": "MATHCOMP_CACHE_DIR",
     "judge_model": "MATHCOMP_JUDGE_MODEL",
+    "identities_file": "MATHCOMP_IDENTITIES",
 }
 """Options whose default comes from an environment variable when it is set."""
 
@@ -120,6 +122,13 @@ def add(parser: pytest.Parser) -> None:
         "--no-cache", action="store_true", help="ask the model for every prompt, store nothing (default: off)"
     )
     option("--reports-dir", "where run folders go", "reports/ at the rootdir")
+    # Installed use: the user's own files win over the packaged ones.
+    option(
+        "--identities-file",
+        "identity markers (TOML, the schema of the packaged identities.toml) used instead of the packaged ones",
+        "the packaged identities.toml",
+        env="identities_file",
+    )
 
     # The matrix beyond the paper's, the judge and decoding.
     option(
@@ -189,18 +198,20 @@ def settings(config: pytest.Config) -> Settings:
             "--samples above 1 needs --temperature above 0: greedy answers would all be the same"
         )
     cache_dir = Path(opt("cache_dir") or root / ".mathcomp-cache")
+    identities_file = Path(opt("identities_file")) if opt("identities_file") else None
     return Settings(
         model=opt("model"),
         prompt_set=opt("prompt_set"),
         framings=select(opt("framings"), FRAMINGS, "framing", FRAMINGS),
         positions=select(opt("positions"), POSITIONS, "position", POSITIONS),
-        identities=select(opt("identities"), known_identities(), "identity", ("std",)),
+        identities=select(opt("identities"), known_identities(identities_file), "identity", ("std",)),
+        identities_file=identities_file,
         formats=select(opt("formats"), FORMATS, "format", ("one-word",)),
         limit=opt("limit"),
         dataset=opt("dataset"),
         dataset_policy=opt("dataset_policy"),
         dataset_cache=cache_dir,
-        thresholds=Path(opt("thresholds") or root / "thresholds.toml"),
+        thresholds=thresholds_path(opt("thresholds"), root),
         backend=BackendOptions(
             api_base=opt("api_base"),
             model_config=Path(opt("model_config")) if opt("model_config") else None,
@@ -223,3 +234,11 @@ def settings(config: pytest.Config) -> Settings:
         cache_path=None if config.getoption("no_cache") else cache_dir / "responses.sqlite",
         reports_dir=Path(opt("reports_dir") or root / "reports"),
     )
+
+
+def thresholds_path(given: str | None, root: Path) -> Path:
+    """--thresholds, else the rootdir's thresholds.toml, else the ceilings packaged with the suite."""
+    if given:
+        return Path(given)
+    own = root / "thresholds.toml"
+    return own if own.is_file() else default_thresholds()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..backends.base import Backend
+from ..backends.base import Backend, OnResponse
 from ..types import Condition, Decoding, Prediction, Prompt, Response
 from . import answers, metrics, verdict
 from .judge import JUDGE, JUDGED_FORMATS, Judge
@@ -64,18 +64,20 @@ def run_case(
     decoding: Decoding | Sequence[Decoding],
     ceilings: Ceilings,
     judge: Judge | None = None,
+    on_response: OnResponse | None = None,
 ) -> CaseResult:
     """Ask for all prompts at once (the backend batches or fans out), then read and score them.
 
     With a judge, chain-of-thought answers the rules declined are decided by the judge. With several
     decodings (one per sample), every sample is asked and read; ``scores`` pools them (pooled DirErr is
-    the mean of the samples' DirErr: every sample has the same gold labels) and each is kept apart."""
+    the mean of the samples' DirErr: every sample has the same gold labels) and each is kept apart.
+    ``on_response`` sees each response as it arrives (progress display)."""
     decodings = [decoding] if isinstance(decoding, Decoding) else list(decoding)
     before = getattr(backend, "calls", 0)
     judge_before = getattr(judge.backend, "calls", 0) if judge is not None else 0
     items: list[Item] = []
     for n, sampled in enumerate(decodings):
-        responses = backend.complete(prompts, sampled)
+        responses = backend.complete(prompts, sampled, on_response)
         asked = tuple(
             Item(p, r, answers.parse(r, p.condition.format, answers.context_for(p)), sample=n)
             for p, r in zip(prompts, responses, strict=True)
