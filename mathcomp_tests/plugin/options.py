@@ -81,7 +81,7 @@ def add(parser: pytest.Parser) -> None:
         "keep for mathcomp-original, strict otherwise",
         choices=("strict", "skip-invalid", "keep"),
     )
-    option("--thresholds", "ceilings file", "thresholds.toml at the rootdir")
+    option("--thresholds", "ceilings file", "thresholds.toml at the rootdir, else the packaged defaults")
     option(
         "--device",
         "hf backend: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps",
