@@ -27,7 +27,7 @@ lint: setup
 	$(BIN)/mypy mathcomp_tests tests training benchmarks
 
 test: lint
-	$(OFFLINE) $(BIN)/python -m pytest tests $(ARGS)
+	$(OFFLINE) $(BIN)/python -m pytest tests -n auto $(ARGS)
 
 clean:
 	rm -rf $(VENV) .mathcomp-cache reports/2* reports/latest
