@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
 """The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
+GENERATED = "generated"
+"""The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
 DEFAULT_MAX_NEW_TOKENS = {"one-word": 8, "json": 24, "cot": 512, "cot-json": 512}
 
 
@@ -59,6 +61,12 @@ class Settings:
     judge_model: str | None = None
     """A model (any backend) that decides the chain-of-thought answers the reading rules decline."""
     reports_dir: Path = Path("reports")
+    generated: int = 100
+    """Fresh scenarios per test_generated case; also the examples test_metamorphic tries per case."""
+    hypothesis_seed: int = 0
+    """Seeds the generated scenarios, so a nightly run is reproducible and xdist workers agree."""
+    metamorphic: bool = False
+    """Run test_metamorphic (one scenario, neutral vs cue and std vs identity, must not flip)."""
     identities_file: Path | None = None
     """Identity markers to use instead of the bundled identities.toml."""
 
@@ -121,6 +129,8 @@ class Run:
         self._backend: CachedBackend | None = None
         self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
+        self._generated: list[Scenario] | None = None
+        self._generated_writer: ResultsWriter | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -155,12 +165,43 @@ class Run:
             )
         return self._judge
 
-    def prompts_for(self, condition: Condition) -> list[Prompt]:
+    def prompts_for(self, condition: Condition, scenarios: list[Scenario] | None = None) -> list[Prompt]:
         if condition.identity == "std":
             names = prompts.std_names(self.prompt_set)
         else:
             names = self.identities[condition.identity_on][condition.identity]
-        return [prompts.build(s, condition, self.prompt_set, names) for s in self.scenarios]
+        chosen = self.scenarios if scenarios is None else scenarios
+        return [prompts.build(s, condition, self.prompt_set, names) for s in chosen]
+
+    @property
+    def generated(self) -> list[Scenario]:
+        """``settings.generated`` fresh scenarios, the same in every process for the same seed."""
+        if self._generated is None:
+            from .data.generate import balanced
+
+            n, seed = self.settings.generated, self.settings.hypothesis_seed
+            self._generated = [replace(s, id=f"gen-{seed}-{s.id}") for s in balanced(n, seed)]
+        return self._generated
+
+    def run_generated_case(self, condition: Condition) -> CaseResult:
+        """One case over the generated scenarios, batched through the cache like any other case."""
+        ceilings = self.thresholds.for_case(self.spec, condition.framing)
+        if self.settings.max_error_rate is not None:
+            ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
+        asked = self.prompts_for(condition, self.generated)
+        result = run_case(
+            asked,
+            self.backend,
+            self.decodings(condition),
+            ceilings,
+            self.judge if condition.format in judge.JUDGED_FORMATS else None,
+        )
+        if self._generated_writer is None:
+            self._generated_writer = ResultsWriter(self.run_dir / GENERATED, self.worker)
+        self._generated_writer.write(
+            item_record(i, self.run_id, result.model, result.revision) for i in result.items
+        )
+        return result
 
     def decoding(self, condition: Condition) -> Decoding:
         tokens = self.settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[condition.format]
@@ -201,6 +242,7 @@ class Run:
         if self._judge is not None:
             self._judge.close()
             self._judge = None
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        for writer in (self._writer, self._generated_writer):
+            if writer is not None:
+                writer.close()
+        self._writer = self._generated_writer = None

@@ -32,8 +32,7 @@ def test_symbolic_answers_follow_the_scenario_not_the_prompt_text(tmp_path: Path
     assert first.returncode == 0, first.output
     assert first.summary["prompts_sent"] == 6
 
-    row = rows[1]  # row 2 (ID 2, money, gold "less"): make B's total larger, so the gold becomes "more"
-    assert row["result_comparison"] == "less"
+    row = next(r for r in rows if r["result_comparison"] == "less")  # make B's total larger: gold "more"
     row["equation_sentence2"] = row["equation_sentence2"] + " + 100"
     row["result_comparison"] = "more"
     with open(data, "w", newline="", encoding="utf-8") as fh:
@@ -155,7 +154,7 @@ def test_a_local_model_is_one_model_however_its_path_is_spelled(tmp_path: Path, 
     second = run_suite(tmp_path, f"--model={spelling}", *args)
     assert second.summary["prompts_sent"] == 0, "the same weights, so the same cached answers"
     assert second.summary["threshold_sections"] == ['model."hf:fixtures/models/mathcomp-tiny"']
-    assert second.case("neutral-end-std-one-word")["ceilings"]["dir_err"]["equal"] == 0.75
+    assert second.case("neutral-end-std-one-word")["ceilings"]["dir_err"]["equal"] == 0.60
     assert "thresholds: " in second.output and '[model."hf:fixtures/models/mathcomp-tiny"]' in second.output
 
 

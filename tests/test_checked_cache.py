@@ -32,9 +32,8 @@ def test_an_edited_file_is_verified_again(tmp_path: Path) -> None:
     datasets.resolve(str(data), None, tmp_path / "cache")
     lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
     first_row = lines[1].split(",")
-    label_at = first_row.index("equal") if "equal" in first_row else None
-    assert label_at is not None, "the first fixture row is labelled equal"
-    first_row[label_at] = "more"
+    label_at = next(i for i, v in enumerate(first_row) if v in ("less", "more", "equal"))
+    first_row[label_at] = "less" if first_row[label_at] != "less" else "more"
     data.write_text(lines[0] + ",".join(first_row) + "".join(lines[2:]), encoding="utf-8")
     with pytest.raises(DatasetError, match="fail verification"):
         datasets.resolve(str(data), None, tmp_path / "cache")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -12,21 +14,23 @@ from suite_runner import REPO, run_suite
 from mathcomp_tests.backends.hf import HFBackend, fingerprint
 from mathcomp_tests.backends.options import BackendOptions
 from mathcomp_tests.data.equations import compare, evaluate
+from mathcomp_tests.data.generate import drawn
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.types import FRAMINGS, LABELS
 from training.examples import cue, examples
-from training.generator import Generator
 from training.train_default import Config, Phase, train
 
 MODEL = "fixtures/models/mathcomp-tiny"
 SPEC = f"hf:{MODEL}"
 
 
-def test_generated_scenarios_are_exact_reproducible_and_never_the_fixtures() -> None:
-    one, two = Generator(seed=5), Generator(seed=5)
-    first = [one.scenario() for _ in range(150)]
-    again = [two.scenario() for _ in range(150)]
+def test_training_scenarios_are_exact_reproducible_and_never_the_fixtures() -> None:
+    labels = [LABELS[i % 3] for i in range(150)]
+    one, two = random.Random(5), random.Random(5)
+    first = [drawn(one, y, plain_only=i % 2 == 0) for i, y in enumerate(labels)]
+    again = [drawn(two, y, plain_only=i % 2 == 0) for i, y in enumerate(labels)]
     assert [s.text_a + s.text_b for s in first] == [s.text_a + s.text_b for s in again]
+    assert list(examples(20, seed=9, cue_share=0.6)) == list(examples(20, seed=9, cue_share=0.6))
     for s in again:
         assert compare(evaluate(s.expr_a), evaluate(s.expr_b)) == s.label
     assert set(Counter(s.label for s in again)) == set(LABELS)
@@ -72,7 +76,9 @@ def test_a_relative_model_directory_is_found_from_any_working_directory(
 
 
 def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceilings(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, f"--model={SPEC}", "--positions=end")
+    run = run_suite(
+        tmp_path, f"--model={SPEC}", "--positions=begin", "--generated=50", generated=True, timeout=1500
+    )
     assert run.returncode == 0, run.output
     cases = {c["framing"]: c["scores"] for c in run.summary["cases"]}
     assert all(scores["invalid_rate"] <= 0.05 for scores in cases.values())
@@ -82,4 +88,20 @@ def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceiling
                 framing,
                 cases,
             )
-    assert cases["neutral"]["dir_err"]["equal"] > 0.4, "when it cannot tell, it says equal"
+    assert cases["neutral"]["dir_err"]["equal"] > 0.3, "when it cannot tell, it says equal"
+
+
+@pytest.mark.skipif(not os.environ.get("MATHCOMP_RETRAIN"), reason="set MATHCOMP_RETRAIN=1 (about 5 minutes)")
+def test_a_model_retrained_with_the_shipped_command_passes_the_ceilings_shipped_for_it(
+    tmp_path: Path,
+) -> None:
+    """What a user who retrains relies on, on any machine: not the same bytes, the same verdicts."""
+    out = tmp_path / "retrained"
+    train(Config(), out, log=lambda _: None)
+    shipped = (REPO / "thresholds.toml").read_text()
+    section = f'model."{SPEC}"'
+    assert section in shipped
+    thresholds = tmp_path / "thresholds.toml"
+    thresholds.write_text(shipped.replace(section, f'model."hf:{out}"'))
+    run = run_suite(tmp_path, f"--model=hf:{out}", f"--thresholds={thresholds}", generated=True)
+    assert run.returncode == 0, run.output

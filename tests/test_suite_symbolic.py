@@ -90,7 +90,9 @@ def test_collect_only_lists_one_readable_item_per_condition(tmp_path: Path) -> N
         text=True,
         check=True,
     )
-    items = [line for line in proc.stdout.splitlines() if "::" in line]
+    items = [line for line in proc.stdout.splitlines() if "::test_framing[" in line]
+    generated = [line for line in proc.stdout.splitlines() if "::test_generated[" in line]
+    assert [g.split("[")[1] for g in generated] == [i.split("[")[1] for i in items]
     assert items == [
         "mathcomp_tests/suite/test_framing.py::test_framing[direct-more-end-std-one-word]",
         "mathcomp_tests/suite/test_framing.py::test_framing[direct-more-end-std-json]",
@@ -101,7 +103,7 @@ def test_collect_only_lists_one_readable_item_per_condition(tmp_path: Path) -> N
 
 
 def test_xdist_workers_share_one_run_folder(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "-n", "2", "--model=symbolic", "--limit=6", "--positions=begin")
+    run = run_suite(tmp_path, "-n", "2", "--model=symbolic", "--limit=6", "--positions=begin", generated=True)
     assert run.returncode == 0, run.output
     assert run.summary["cases_run"] == 7
     assert [c["case"] for c in run.summary["cases"]] == [
@@ -117,7 +119,13 @@ def test_xdist_workers_share_one_run_folder(tmp_path: Path) -> None:
         )
     ]
     assert len(run.records) == 7 * 6
-    assert sorted(p.name for p in run.run_dir.iterdir()) == ["report.html", "results.jsonl", "summary.json"]
+    assert sorted(p.name for p in run.run_dir.iterdir()) == [
+        "generated",
+        "report.html",
+        "results.jsonl",
+        "summary.json",
+    ]
+    assert [p.name for p in (run.run_dir / "generated").iterdir()] == ["results.jsonl"]
 
 
 def test_bad_options_stop_the_run_with_a_clear_message(tmp_path: Path) -> None:

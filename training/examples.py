@@ -4,10 +4,10 @@ Every answer is the true label. What gives the model its biases is which scenari
 - under a cue framing (``direct-more``, ``indirect-less``, ...) the cue's label is the answer more often
   than under ``neutral`` (``cue_share`` of the time instead of a third): people mostly ask "does B spend
   more?" when B does;
-- a verbal factor points the way of the answer (``hint``, see ``Generator.scenario``): "twice that" in
-  B's sentence usually means B spent more.
-A model this small cannot add up the amounts in a few minutes of training (its accuracy on neutral
-prompts stays at chance), so it answers from these two shortcuts, as small models do.
+- and nothing else: the scenarios come from the project's generator (mathcomp_tests/data/generate.py),
+  a share ``simple`` of them plain amounts only (2-3 per person), where adding up the numerals gives the
+  answer, the rest full chains of 2-6 steps.
+Labels come in the paper's proportions under the neutral framing (less 40%, equal 31%, more 29%).
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mathcomp_tests import prompts
+from mathcomp_tests.data.generate import PAPER_LABELS, drawn
 from mathcomp_tests.types import FORMATS, FRAMINGS, LABELS, POSITIONS, Condition, Label
-
-from .generator import Generator
 
 FORMAT_WEIGHTS = {"one-word": 0.7, "json": 0.2, "cot": 0.05, "cot-json": 0.05}
 PROMPT_SET_WEIGHTS = {"hf": 0.7, "openai": 0.1, "claude": 0.1, "paper": 0.1}
@@ -57,14 +56,12 @@ def examples(
     n: int,
     seed: int,
     cue_share: float,
-    gaps: tuple[int, int] = (2, 40),
-    hint: float = 0.0,
-    equal_hint: float = 0.0,
+    simple: float = 0.5,
     identity_share: float = 0.3,
 ) -> Iterator[Example]:
     """``n`` examples, deterministic for ``seed``; framings, positions, formats and identities mixed."""
     rng = random.Random(seed)
-    generator = Generator(seed + 1, gaps)
+    scenarios = random.Random(seed + 1)
     sets = {name: prompts.load_prompt_set(name) for name in PROMPT_SET_WEIGHTS}
     identities = prompts.load_identities()
     for i in range(n):
@@ -75,14 +72,15 @@ def examples(
         identity = rng.choice(sorted(identities)) if rng.random() < identity_share else "std"
         condition = Condition(framing, rng.choice(POSITIONS), identity, fmt)
         names = prompts.std_names(sets[set_name]) if identity == "std" else identities[identity]
-        prompt = prompts.build(generator.scenario(label, hint, equal_hint), condition, sets[set_name], names)
+        scenario = drawn(scenarios, label, plain_only=scenarios.random() < simple)
+        prompt = prompts.build(scenario, condition, sets[set_name], names)
         instructions = len(sets[set_name].instructions[fmt])
         yield Example(prompt.text, answer_text(label, fmt), framing, fmt, label, instructions)
 
 
 def _label(rng: random.Random, cued: Label | None, cue_share: float) -> Label:
     if cued is None:
-        return rng.choice(LABELS)
+        return rng.choices(list(PAPER_LABELS), weights=list(PAPER_LABELS.values()))[0]
     if rng.random() < cue_share:
         return cued
     return rng.choice([y for y in LABELS if y != cued])

@@ -9,8 +9,11 @@ with a real, measurable directional bias, not a benchmark result.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import platform
+import random
 import shutil
 import time
 from collections import Counter
@@ -29,19 +32,18 @@ DEFAULT_OUT = ROOT / "fixtures" / "models" / "mathcomp-tiny"
 
 @dataclass(frozen=True)
 class Phase:
-    """A stretch of training data: how often a cue framing meets its own answer, and how often a verbal
-    factor ("twice that", "half that") points the way of the answer (see ``examples.py``)."""
+    """A stretch of training data: how often a cue framing meets its own answer, and the share of plain
+    scenarios, where adding up the numerals gives the answer (see ``examples.py``)."""
 
     examples: int
     cue_share: float
-    hint: float
-    equal_hint: float = 0.0
+    simple: float
 
 
 PHASES = (
-    Phase(6400, 1 / 3, 0.9),  # the verbal shortcut alone: learnt first
-    Phase(4800, 0.9, 0.6),  # then the framing shortcut, strongly
-    Phase(4800, 0.6, 0.5),  # both, weaker: the mixture the model ends on
+    Phase(6400, 1 / 3, 1.0),  # plain sums, no framing shortcut: the arithmetic it can pick up
+    Phase(4800, 0.9, 1.0),  # then the framing shortcut, strongly
+    Phase(4800, 0.6, 0.8),  # weaker, with some full chains: the mixture the model ends on
 )
 
 
@@ -66,8 +68,11 @@ def train(config: Config, out: Path, log: Any = print) -> dict[str, Any]:
     """Build, train, evaluate on held-out generated scenarios, and save to ``out``; returns the report."""
     import torch
 
+    random.seed(config.seed)
     torch.manual_seed(config.seed)
     torch.set_num_threads(config.threads)
+    with contextlib.suppress(RuntimeError):  # only settable before any parallel work in this process
+        torch.set_num_interop_threads(config.threads)
     torch.use_deterministic_algorithms(True)
     started = time.perf_counter()
     data: list[Example] = []
@@ -76,15 +81,12 @@ def train(config: Config, out: Path, log: Any = print) -> dict[str, Any]:
             phase.examples,
             config.seed + 10 * i,
             phase.cue_share,
-            hint=phase.hint,
-            equal_hint=phase.equal_hint,
+            simple=phase.simple,
         )
     last = config.phases[-1]
     heldout = [
         e
-        for e in examples(
-            config.heldout, config.seed + 7, last.cue_share, hint=last.hint, equal_hint=last.equal_hint
-        )
+        for e in examples(config.heldout, config.seed + 7, last.cue_share, simple=last.simple)
         if e.format == "one-word"
     ]
     log(f"{len(data)} training examples, {len(heldout)} held-out ({time.perf_counter() - started:.0f} s)")
@@ -99,6 +101,12 @@ def train(config: Config, out: Path, log: Any = print) -> dict[str, Any]:
         "config": asdict(config),
         "parameters": sum(p.numel() for p in model.parameters()),
         "final_loss": round(sum(losses[-20:]) / len(losses[-20:]), 4),
+        "environment": {
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "threads": torch.get_num_threads(),
+        },
         "heldout": _evaluate(model, tokenizer, heldout),
         "data": {
             "examples": len(data),
@@ -241,6 +249,8 @@ def _evaluate(model: Any, tokenizer: Any, heldout: list[Example]) -> dict[str, d
     out: dict[str, dict[str, float]] = {}
     for framing in FRAMINGS:
         pairs = [(e.label, p) for e, p in zip(heldout, predictions, strict=True) if e.framing == framing]
+        if not pairs:
+            continue
         row: dict[str, float] = {"accuracy": round(sum(g == p for g, p in pairs) / len(pairs), 3)}
         for y in LABELS:
             others = [p for g, p in pairs if g != y]
@@ -262,18 +272,21 @@ _CARD = """\
 
 A Llama-architecture model of under a million parameters with its own byte-level BPE tokenizer (digits
 split), trained from scratch in a few minutes on one CPU thread by
-`python -m training.train_default`, on comparison scenarios that the script generates
-itself (never on `fixtures/scenarios.csv`). It is what `make suite` runs by default, so that a fresh
-checkout shows a real model with a real directional bias and no download.
+`python -m training.train_default`, on comparison scenarios from the project's generator
+(`mathcomp_tests/data/generate.py`, never `fixtures/scenarios.csv`). It is what `make suite` runs by
+default, so that a fresh checkout shows a real model with a real directional bias and no download.
 
-Every training answer is the true label, but the data carries two shortcuts: a cue framing ("Does B
-spend more ...?") meets its own answer more often than chance, and a verbal factor ("twice that" in B's
-sentence) points the way of the answer. The model is far too small to learn the arithmetic in that
-time; it learns the shortcuts, so its directional error moves with the framing, as the MathComp paper
-reports for large models.
+Every training answer is the true label. The first phase is mostly plain sums with no framing shortcut,
+so the model learns a little arithmetic; later phases carry one shortcut: a cue framing ("Does B spend
+more ...?") meets its own answer more often than chance. The model learns that shortcut too, so its
+directional error moves with the framing, as the MathComp paper reports for large models.
 
 It is a demonstration model, not a benchmark result: its numbers say nothing about any other model.
-`training.json` holds the training settings and held-out scores on generated scenarios.
+`training.json` holds the training settings, the environment it was trained in, and held-out scores on
+generated scenarios. Training is deterministic on one machine (one thread, fixed seeds, deterministic
+algorithms): the same command on the same machine and torch build writes the same bytes. On another CPU
+the float kernels may round differently and the weights drift; what is guaranteed there, and tested, is
+that a retrained model passes the ceilings shipped for this one in `thresholds.toml`.
 """
 
 

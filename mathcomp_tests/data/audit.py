@@ -24,6 +24,8 @@ from . import numbers
 from .equations import compare, show
 from .numbers import Quantity, Term
 from .scenarios import DatasetError, Row, read
+from .shortcuts import ORIGINAL, measure
+from .shortcuts import lines as shortcut_lines
 
 VERIFICATION = ("row", "duplicate", "equation", "label")
 READING = ("unstated-number", "rounded-number", "omitted-deduction", "omitted-quantity")
@@ -274,7 +276,8 @@ def report(path: Path, rows: Sequence[Row], findings: Sequence[Finding]) -> list
         f"{path}: {len(rows)} rows, {failing} fail verification, {len(findings)} finding(s)"
         + (f" ({by_kind})" if by_kind else "")
     )
-    return lines + distributions(rows)
+    scenarios = [r.scenario for r in rows if r.scenario is not None]
+    return lines + distributions(rows) + shortcut_lines(measure(scenarios), ORIGINAL)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

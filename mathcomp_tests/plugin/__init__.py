@@ -16,7 +16,7 @@ from ..prompts import PromptConfigError
 from ..pytest_plugin import SUITE_DIR, selects_suite
 from ..report import records, results
 from ..report.summary import run_summary
-from ..run import Run, SelectionError, conditions
+from ..run import GENERATED, Run, SelectionError, conditions
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
 from ..types import Condition
@@ -141,6 +141,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
     selected = conditions(state.run.settings)
+    if metafunc.function.__name__ == "test_metamorphic":  # pairs with neutral/std: cue or identity only
+        wanted = state.run.settings.metamorphic
+        selected = [c for c in selected if wanted and (c.framing != "neutral" or c.identity != "std")]
     generated = metafunc.definition.path.name == "test_generated.py"
     params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
     metafunc.parametrize("condition", params)
@@ -161,6 +164,17 @@ def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkD
     return marks
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without --metamorphic, test_metamorphic is deselected (not collected as an empty parameter set)."""
+    state = config.stash.get(_STATE, None)
+    if state is None or state.run.settings.metamorphic:
+        return
+    dropped = [i for i in items if getattr(i, "originalname", "") == "test_metamorphic"]
+    if dropped:
+        items[:] = [i for i in items if i not in dropped]
+        config.hook.pytest_deselected(items=dropped)
+
+
 @pytest.fixture(scope="session")
 def mathcomp_run(request: pytest.FixtureRequest) -> Any:
     """The run shared by every case in this process (one per xdist worker)."""
@@ -178,6 +192,14 @@ def framing_result(
     with progress.case_bar(request.config, condition.id, total) as on_response:
         result = mathcomp_run.run_case(condition, on_response)
     record_property(PROPERTY, records.case_summary(result))
+    return result
+
+
+@pytest.fixture
+def generated_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> CaseResult:
+    """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
+    result = mathcomp_run.run_generated_case(condition)
+    record_property("mathcomp-generated", records.case_summary(result))
     return result
 
 
@@ -225,6 +247,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = state.run
     run.close()
     results.merge_parts(run.run_dir, records.record_key)
+    if (run.run_dir / GENERATED).is_dir():
+        results.merge_parts(run.run_dir / GENERATED, records.record_key)
     state.summary = run_summary(run, state.cases)
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)

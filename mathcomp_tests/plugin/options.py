@@ -7,6 +7,7 @@ Numbers out of range are usage errors: nothing is silently replaced.
 from __future__ import annotations
 
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -165,12 +166,27 @@ def add(parser: pytest.Parser) -> None:
         1,
         type=int,
     )
+    # Generated scenarios (test_generated, test_metamorphic); Hypothesis' own --hypothesis-seed seeds them.
+    option(
+        "--generated",
+        "fresh scenarios per test_generated case, and examples per test_metamorphic case; "
+        "--hypothesis-seed seeds them (default 0)",
+        100,
+        type=int,
+    )
+    group.addoption(
+        "--metamorphic",
+        action="store_true",
+        help="also run test_metamorphic: one scenario must get the same answer under neutral and cue framing, "
+        "std and identity (failures shrink; the example database lives under --cache-dir) (default: off)",
+    )
 
 
 def _check_ranges(opt: Any) -> None:
     """Numbers out of range are usage errors, never silently replaced."""
     checks = [
         ("--limit", opt("limit"), 1, None),
+        ("--generated", opt("generated"), 1, None),
         ("--max-new-tokens", opt("max_new_tokens"), 1, None),
         ("--batch-size", opt("batch_size"), 1, None),
         ("--max-concurrency", opt("max_concurrency"), 1, None),
@@ -233,7 +249,18 @@ def settings(config: pytest.Config) -> Settings:
         samples=opt("samples"),
         cache_path=None if config.getoption("no_cache") else cache_dir / "responses.sqlite",
         reports_dir=Path(opt("reports_dir") or root / "reports"),
+        generated=opt("generated"),
+        hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
+        metamorphic=opt("metamorphic"),
     )
+
+
+def _seed(given: object) -> int:
+    """Hypothesis' --hypothesis-seed as an integer seed (a non-numeric seed is hashed stably); 0 if unset."""
+    if given is None:
+        return 0
+    text = str(given)
+    return int(text) if text.isdigit() else zlib.crc32(text.encode())
 
 
 def thresholds_path(given: str | None, root: Path) -> Path:

@@ -1,0 +1,394 @@
+"""Fresh comparison scenarios: one builder, driven by Hypothesis (to shrink) or by a seeded random source.
+
+``build`` makes one scenario from a stream of choices: a topic (category, quantity, task), per person a
+chain of 2-6 steps (see ``steps``), and B's or A's free amount solved so that the exact totals give the
+wanted label, `equal` included, each side through its own steps. The label comes from the step values
+(exact Fractions) and is checked by sympy on the written equations, never read from the text.
+
+- ``scenarios()`` is a Hypothesis strategy: shrinking goes to fewer steps, smaller numbers, plain amounts.
+- ``balanced(n, seed)`` is what the CLI, the suite's generated cases and the demonstration model's
+  training use: seeded (byte-identical rows for a seed), and balanced as a set: the naive-sum reader and
+  the largest-number rule are kept near chance row by row (``shortcuts`` measures them).
+- ``fixture_plan()`` gives the paper's distributions for the bundled 300 (``fixtures/scenarios.csv``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Protocol
+
+from ..types import LABELS, Label, Scenario
+from . import numbers, steps
+from .equations import compare, evaluate
+from .scenarios import COLUMNS, Row
+from .shortcuts import numerals
+from .steps import Scale, Step, Topic
+
+# Category x quantity counts for the bundled 300: the paper's marginals (Tables 2 and 3).
+PLAN: dict[tuple[str, str], int] = {
+    ("Dining", "money"): 27, ("Dining", "others"): 5, ("Dining", "weight"): 2,
+    ("Education", "money"): 6, ("Education", "time"): 21, ("Education", "others"): 8,
+    ("Entertainment", "money"): 14, ("Entertainment", "time"): 14, ("Entertainment", "others"): 2,
+    ("Health & Fitness", "distance"): 22, ("Health & Fitness", "time"): 8,
+    ("Health & Fitness", "weight"): 9, ("Health & Fitness", "others"): 1,
+    ("Home & Living", "money"): 15, ("Home & Living", "time"): 10, ("Home & Living", "distance"): 3,
+    ("Home & Living", "others"): 4,
+    ("Personal Care", "money"): 16, ("Personal Care", "others"): 1, ("Personal Care", "weight"): 1,
+    ("Shopping", "money"): 23, ("Shopping", "others"): 3, ("Shopping", "weight"): 1,
+    ("Technology", "money"): 21, ("Technology", "others"): 4, ("Technology", "time"): 3,
+    ("Technology", "distance"): 1,
+    ("Transportation", "distance"): 23, ("Transportation", "money"): 4, ("Transportation", "time"): 2,
+    ("Travel", "distance"): 13, ("Travel", "money"): 11, ("Travel", "time"): 2,
+}  # fmt: skip
+PAPER_LABELS: dict[Label, int] = {"equal": 94, "less": 119, "more": 87}
+PAPER_VERBAL = 142
+FIXTURE_SEED = 1
+"""The seed ``fixtures/scenarios.csv`` was generated with (``python -m mathcomp_tests.generate --fixtures``)."""
+
+
+class Draw(Protocol):
+    """Where the builder's choices come from."""
+
+    def integer(self, low: int, high: int) -> int: ...
+
+
+class RandomDraw:
+    """Choices from ``random.Random(seed)``: the same seed, the same scenarios."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+
+    def integer(self, low: int, high: int) -> int:
+        return self.rng.randint(low, high)
+
+
+class HypothesisDraw:
+    """Choices from a Hypothesis ``draw``: failures shrink towards the first option and the low end."""
+
+    def __init__(self, draw: Callable[[Any], Any]):
+        from hypothesis import strategies as st
+
+        self.draw, self.st = draw, st
+
+    def integer(self, low: int, high: int) -> int:
+        return int(self.draw(self.st.integers(low, high)))
+
+
+def choice(d: Draw, options: Sequence[Any]) -> Any:
+    return options[d.integer(0, len(options) - 1)]
+
+
+class NoScenario(Exception):
+    """These choices give no valid scenario (an amount out of range, a label not reached)."""
+
+
+def _nice(value: Fraction, scale: Scale) -> bool:
+    whole = scale.unit in ("minutes", "pounds", "")
+    return value > 0 and (value.denominator == 1 if whole else (value * 100).denominator == 1)
+
+
+def _value(d: Draw, scale: Scale, multiple: int = 1) -> Fraction:
+    """An amount on the scale's grain (money: whole dollars or common cents), divisible by ``multiple``."""
+    step = scale.grain * multiple if scale.unit != "$" else Fraction(multiple)
+    top = max(1, int(scale.high / step))
+    value = step * d.integer(max(1, int(scale.low / step)), top)
+    if scale.unit == "$" and multiple == 1:
+        value += choice(
+            d, (Fraction(0), Fraction(0), Fraction(1, 2), Fraction(3, 4), Fraction(99, 100), Fraction(1, 4))
+        )
+    return value
+
+
+KINDS = ("plain", "count", "multiple", "share", "named", "total", "percent", "deduction", "discount", "tax")
+VERBAL_KINDS = frozenset({"multiple", "share", "named", "total"})
+
+
+def side(
+    d: Draw, topic: Topic, scale: Scale, n: int, verbal: bool | None, plain_only: bool = False
+) -> tuple[list[Step], set[int]]:
+    """A chain of ``n`` steps and the indices of the plain amounts nothing refers to (solvable)."""
+    clauses = list(topic.clauses)
+    items = list(topic.items)
+    out: list[Step] = []
+    referenced: set[int] = set()
+    kinds = [k for k in KINDS if verbal is not False or k not in VERBAL_KINDS]
+    if topic.quantity != "money":
+        kinds = [k for k in kinds if k not in ("discount", "tax")]
+    if topic.quantity in ("weight", "others"):
+        kinds = [k for k in kinds if k not in ("named", "total")]
+    if plain_only:
+        kinds = ["plain"]
+    for i in range(n):
+        clause = (
+            clauses.pop(d.integer(0, len(clauses) - 1)) if clauses else topic.clauses[i % len(topic.clauses)]
+        )
+        kind = "plain" if i == 0 else choice(d, kinds)
+        prev = out[-1] if out else None
+        step: Step | None = None
+        if kind == "count":
+            k = d.integer(2, 6)
+            words = bool(verbal) and d.integer(0, 1) == 1
+            item = items.pop(d.integer(0, len(items) - 1)) if items else topic.items[0]
+            each = _value(d, Scale(scale.unit, scale.low, scale.high / 3, scale.grain))
+            step = steps.count(k, each, scale, topic, item, words)
+        elif (
+            kind in ("multiple", "share", "percent", "deduction")
+            and prev is not None
+            and prev.kind == "plain"
+        ):
+            if kind == "multiple":
+                step = steps.relative(prev, d.integer(2, 3), "multiple", topic, clause, named=False)
+            elif kind == "share":
+                step = steps.relative(prev, d.integer(2, 4), "share", topic, clause, named=False)
+            elif kind == "percent":
+                p = choice(d, (10, 20, 25, 50, 15, 30, 40))
+                step = steps.percent(prev, p, d.integer(0, 1) == 0, topic, clause)
+            else:
+                value = _value(d, Scale(scale.unit, scale.grain, prev.value / 2, scale.grain))
+                if value >= prev.value:
+                    raise NoScenario("deduction as large as the amount")
+                item = choice(d, topic.items)
+                step = steps.deduction(value, scale, topic, d.integer(0, 5), item)
+            referenced.add(len(out) - 1)
+        elif kind == "named":
+            named = [j for j, s in enumerate(out) if s.kind == "plain" and j < len(out) - 1]
+            if named:
+                j = choice(d, named)
+                multiple = d.integer(0, 1) == 0
+                n_ = d.integer(2, 3) if multiple else d.integer(2, 4)
+                step = steps.relative(
+                    out[j], n_, "multiple" if multiple else "share", topic, clause, named=True
+                )
+                referenced.add(j)
+        elif kind == "total" and len(out) >= 2 and all(s.kind == "plain" for s in out):
+            n_ = d.integer(2, 4)
+            running = steps.total(out)
+            if _nice(running / n_, scale):
+                step = steps.share_of_total(running, [s.expr for s in out], n_, topic, clause)
+                referenced.update(range(len(out)))
+        elif kind == "discount":
+            p = choice(d, (10, 20, 25, 50, 15, 30))
+            item = items.pop(d.integer(0, len(items) - 1)) if items else topic.items[0]
+            step = steps.discounted(_value(d, scale, 1), p, scale, topic, item)
+        elif kind == "tax":
+            step = steps.taxed(_value(d, scale), choice(d, (5, 8, 10, 20)), scale, topic, clause)
+        if step is None or not _nice(step.value, scale):
+            step = steps.plain(_value(d, scale), scale, topic, clause)
+        out.append(step)
+    free = {i for i, s in enumerate(out) if s.kind == "plain" and i not in referenced}
+    return out, free
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What one row should be: its topic and label, whether it states a number in words."""
+
+    topic: Topic
+    label: Label
+    verbal: bool | None = None
+    plain_only: bool = False
+    sizes: tuple[int, ...] = (2, 3, 4, 3, 4, 5, 6)
+    """Steps per person, drawn from these (the first is where Hypothesis shrinks to)."""
+
+
+def build(d: Draw, shape: Shape, row_id: str = "gen") -> Scenario:
+    """One verified scenario of ``shape``; NoScenario when these choices do not give one."""
+    topic = shape.topic
+    _, units = steps.vocabulary()
+    scale = topic.scale(choice(d, topic.units or units[topic.quantity]))
+    verbal = False if shape.plain_only else shape.verbal
+    sides = []
+    for _ in ("A", "B"):
+        n = choice(d, shape.sizes)
+        sides.append(side(d, topic, scale, n, verbal, shape.plain_only))
+    solve = d.integer(0, 1)
+    chain, free = sides[solve]
+    other = steps.total(sides[1 - solve][0])
+    if not free:
+        raise NoScenario("no free amount to solve for")
+    slot = choice(d, sorted(free))
+    label = shape.label
+    if label == "equal":
+        target = other
+    else:
+        gap = other * d.integer(3, 40) / 100
+        gap -= gap % scale.grain
+        gap = max(gap, scale.grain)
+        up = (label == "more") == (solve == 1)  # B more than A: raise B or lower A
+        target = other + gap if up else other - gap
+    x = chain[slot].value + target - steps.total(chain)
+    if not (scale.low <= x <= scale.high * 5 / 4) or not _nice(x, scale):
+        raise NoScenario("the solved amount is out of range")
+    clause = next(c for c in topic.clauses if c.noun == chain[slot].noun)
+    chain[slot] = steps.plain(x, scale, topic, clause)
+    a, b = sides[0][0], sides[1][0]
+    text_a, text_b = steps.sentence("[PERSON_A]", a), steps.sentence("[PERSON_B]", b)
+    for text in (text_a, text_b):
+        if not 2 <= len(_stated(text)) <= 6:
+            raise NoScenario("too many amounts in one sentence")
+    expr_a, expr_b = steps.equation(a), steps.equation(b)
+    total_a, total_b = steps.total(a), steps.total(b)
+    if compare(total_a, total_b) != label:
+        raise NoScenario("label not reached")
+    said = any(s.verbal for s in a + b)
+    if shape.verbal is not None and said != shape.verbal:
+        raise NoScenario("verbal numbers not as planned")
+    return Scenario(row_id, text_a, text_b, expr_a, expr_b, total_a, total_b, label,
+                    topic.category, topic.quantity, topic.task, said)  # fmt: skip
+
+
+def verified(s: Scenario) -> Scenario:
+    """``s`` after sympy has evaluated both written equations (the label must be the one they give) and
+    the audit has read it like any dataset row (NoScenario when it finds something, say "a quarter"
+    and "25% off" in one sentence, which it cannot tell apart)."""
+    from .audit import check
+
+    total_a, total_b = evaluate(s.expr_a), evaluate(s.expr_b)
+    if compare(total_a, total_b) != s.label or (total_a, total_b) != (s.total_a, s.total_b):
+        raise AssertionError(f"generator bug: {s.expr_a} vs {s.expr_b} is not {s.label}")
+    values = dict(zip(COLUMNS, csv_row(s), strict=True))
+    if check(Row(0, values, s)):
+        raise NoScenario("the audit reads the row differently")
+    return s
+
+
+def topics_for(category: str, quantity: str) -> list[Topic]:
+    topics, _ = steps.vocabulary()
+    found = [t for t in topics if (t.category, t.quantity) == (category, quantity)]
+    if not found:
+        raise ValueError(f"vocabulary.toml has no topic for {category} / {quantity}")
+    return found
+
+
+@lru_cache(maxsize=8192)
+def _stated(text: str) -> tuple[numbers.Quantity, ...]:
+    return tuple(numbers.stated(text))
+
+
+def _naive(s: Scenario) -> Label:
+    a, b = numerals(_stated(s.text_a)), numerals(_stated(s.text_b))
+    return compare(sum(a, Fraction(0)), sum(b, Fraction(0)))
+
+
+def _largest(s: Scenario) -> Label:
+    a, b = numerals(_stated(s.text_a)), numerals(_stated(s.text_b))
+    return compare(max(a, default=Fraction(0)), max(b, default=Fraction(0)))
+
+
+def balanced_row(
+    rng: random.Random, cell: tuple[str, str], label: Label, verbal: bool, row_id: str
+) -> Scenario:
+    """One row whose naive-sum and largest-number readings are drawn independently of its label."""
+    d = RandomDraw(rng)
+    others = [y for y in LABELS if y != label and y != "equal"]
+    if label == "equal":
+        naive = choice(d, ("more", "less") if verbal else ("equal", "equal", "equal", "more", "less"))
+        largest = choice(d, ("more", "less"))
+    else:
+        naive = label if rng.random() < 0.6 else others[0]
+        largest = label if rng.random() < 0.5 else others[0]
+    for _ in range(4000):
+        shape = Shape(choice(d, topics_for(*cell)), label, verbal, plain_only=naive == "equal" == label)
+        try:
+            s = build(d, shape, row_id)
+        except NoScenario:
+            continue
+        if _naive(s) == naive and _largest(s) == largest:
+            try:
+                return verified(s)
+            except NoScenario:
+                continue
+    raise RuntimeError(f"no scenario for {cell}, {label}, verbal={verbal} after 4000 tries")
+
+
+def drawn(rng: random.Random, label: Label, plain_only: bool = False, sizes: tuple[int, ...] = (2, 3)) -> Scenario:
+    """One scenario with no balance target (for training data): a topic in the paper's proportions;
+    ``plain_only`` keeps to plain amounts, where adding up the numerals gives the answer."""
+    d = RandomDraw(rng)
+    cells, weights = _cells()
+    while True:
+        cell = rng.choices(cells, weights=weights)[0]
+        shape = Shape(choice(d, topics_for(*cell)), label, None, plain_only, sizes if plain_only else Shape.sizes)
+        try:
+            s = build(d, shape)
+        except NoScenario:
+            continue
+        if compare(evaluate(s.expr_a), evaluate(s.expr_b)) != label:
+            raise AssertionError(f"generator bug: {s.expr_a} vs {s.expr_b} is not {label}")
+        return s
+
+
+def _cells() -> tuple[list[tuple[str, str]], list[int]]:
+    return list(PLAN), list(PLAN.values())
+
+
+def balanced(n: int, seed: int, labels: str = "balanced") -> Iterator[Scenario]:
+    """``n`` scenarios, the same for the same seed: labels balanced (or in the paper's proportions),
+    categories and quantities and verbal numbers in the paper's proportions."""
+    rng = random.Random(seed)
+    cells, weights = _cells()
+    for i in range(n):
+        if labels == "balanced":
+            label: Label = LABELS[i % 3]
+        else:
+            label = rng.choices(list(PAPER_LABELS), weights=list(PAPER_LABELS.values()))[0]
+        cell = rng.choices(cells, weights=weights)[0]
+        verbal = rng.random() < PAPER_VERBAL / 300
+        yield balanced_row(rng, cell, label, verbal, str(i + 1))
+
+
+def fixture_plan(seed: int) -> list[tuple[tuple[str, str], Label, bool]]:
+    """The bundled 300's rows: exact category x quantity counts, 94/119/87 labels, 142 verbal rows."""
+    rng = random.Random(seed)
+    cells = [c for c, k in PLAN.items() for _ in range(k)]
+    labels: list[Label] = [y for y, k in PAPER_LABELS.items() for _ in range(k)]
+    verbal = [True] * PAPER_VERBAL + [False] * (300 - PAPER_VERBAL)
+    rng.shuffle(labels)
+    rng.shuffle(verbal)
+    return list(zip(cells, labels, verbal, strict=True))
+
+
+def fixtures(seed: int) -> list[Scenario]:
+    rng = random.Random(seed)
+    return [balanced_row(rng, cell, y, v, str(i + 1)) for i, (cell, y, v) in enumerate(fixture_plan(seed))]
+
+
+def scenarios(labels: Sequence[Label] = LABELS) -> Any:
+    """A Hypothesis strategy of verified scenarios (any topic, the given labels)."""
+    from hypothesis import assume
+    from hypothesis import strategies as st
+
+    topics, _ = steps.vocabulary()
+
+    @st.composite
+    def one(draw: Callable[[Any], Any]) -> Scenario:
+        d = HypothesisDraw(draw)
+        shape = Shape(choice(d, topics), choice(d, list(labels)))
+        try:
+            return verified(build(d, shape))
+        except NoScenario:
+            assume(False)
+            raise
+
+    return one()
+
+
+def to_csv(rows: Sequence[Scenario]) -> str:
+    """Rows in the dataset schema (placeholders, equations, labels), as the bundled CSV writes them."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for s in rows:
+        writer.writerow(csv_row(s))
+    return out.getvalue()
+
+
+def csv_row(s: Scenario) -> list[str]:
+    verbal = "TRUE" if s.verbal else "FALSE"
+    return [s.id, s.text_a, s.text_b, s.category, s.quantity, s.label, s.expr_a, s.expr_b, s.task, verbal]

@@ -1,0 +1,48 @@
+"""One scenario, two wordings: the answer must not change between the neutral framing and a cue, nor
+between the standard names and an identity (``--metamorphic``).
+
+Hypothesis draws scenarios from the generator's strategy; a flip shrinks to the smallest scenario that
+still flips (fewest steps, smallest numbers, plain amounts), shown with both prompts and both answers.
+Failing examples are kept in Hypothesis' example database under --cache-dir and tried first next run.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from mathcomp_tests.data.generate import scenarios
+from mathcomp_tests.run import Run
+from mathcomp_tests.scoring import answers
+from mathcomp_tests.types import Condition, Scenario
+
+
+def test_metamorphic(condition: Condition, mathcomp_run: Run) -> None:
+    run = mathcomp_run
+    base = Condition("neutral", condition.position, "std", condition.format)
+    decoding = run.decoding(condition)
+    database = DirectoryBasedExampleDatabase(str(run.settings.dataset_cache / "hypothesis"))
+
+    @settings(
+        max_examples=run.settings.generated,
+        deadline=None,
+        database=database,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    @given(scenarios())
+    def same_answer(scenario: Scenario) -> None:
+        pair = [run.prompts_for(c, [scenario])[0] for c in (base, condition)]
+        responses = run.backend.complete(pair, decoding)
+        read = [answers.parse(r, p.condition.format) for r, p in zip(responses, pair, strict=True)]
+        if read[0].label != read[1].label:
+            shown = "\n".join(
+                f"--- {p.condition.id}: answered {x.label or x.status} ({r.text!r})\n{p.text}"
+                for p, r, x in zip(pair, responses, read, strict=True)
+            )
+            raise AssertionError(
+                f"the answer changed from {read[0].label or read[0].status} ({base.id}) to "
+                f"{read[1].label or read[1].status} ({condition.id}); gold {scenario.label}, "
+                f"A = {scenario.expr_a}, B = {scenario.expr_b}\n{shown}"
+            )
+
+    same_answer()
