@@ -22,6 +22,8 @@ from mathcomp_tests.types import FORMATS, FRAMINGS, LABELS, POSITIONS, Condition
 
 FORMAT_WEIGHTS = {"one-word": 0.7, "json": 0.2, "cot": 0.05, "cot-json": 0.05}
 PROMPT_SET_WEIGHTS = {"hf": 0.7, "openai": 0.1, "claude": 0.1, "paper": 0.1}
+TRAINING_IDENTITIES = ("woman", "man", "black", "white", "asian", "hispanic", "african")
+"""The paper's seven markers: the ones the shipped weights were trained with."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,8 @@ def examples(
     rng = random.Random(seed)
     scenarios = random.Random(seed + 1)
     sets = {name: prompts.load_prompt_set(name) for name in PROMPT_SET_WEIGHTS}
-    identities = prompts.load_identities()
+    everyone = prompts.load_identities()
+    identities = {k: everyone[k] for k in TRAINING_IDENTITIES}  # fixed, so new markers do not change training
     for i in range(n):
         framing = FRAMINGS[i % len(FRAMINGS)]
         label = _label(rng, cue(framing), cue_share)
