@@ -13,6 +13,7 @@ from .report.records import item_record
 from .report.results import ResultsWriter
 from .scoring import thresholds
 from .scoring.case import CaseResult, run_case
+from .scoring.comparator import Comparator
 from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
 
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
@@ -45,6 +46,15 @@ class Settings:
     max_new_tokens: int | None = None
     cache_path: Path | None = None
     reports_dir: Path = Path("reports")
+    baseline: Path | None = None
+    """A baseline file or run folder each case is compared with (paired, on the same items)."""
+    baseline_model: str | None = None
+    """A model asked the same prompts in the same run (through the cache) as the baseline."""
+    update_baseline: Path | None = None
+    """Write this run's per-item answers as the baseline file here, instead of comparing."""
+    paired_test: str = "mcnemar"
+    holm: bool = False
+    """Holm-correct the baseline tests across the run's cases and labels."""
 
 
 def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -88,6 +98,7 @@ class Run:
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
+        self.comparator = Comparator.create(self)
         self._backend: CachedBackend | None = None
         self._writer: ResultsWriter | None = None
 
@@ -118,7 +129,10 @@ class Run:
         ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
-        result = run_case(self.prompts_for(condition), self.backend, self.decoding(condition), ceilings)
+        prompts_ = self.prompts_for(condition)
+        result = run_case(prompts_, self.backend, self.decoding(condition), ceilings)
+        if self.comparator is not None:
+            result = self.comparator.compare(result, prompts_, self.decoding(condition))
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
         self._writer.write(item_record(i, self.run_id, result.model, result.revision) for i in result.items)
@@ -129,6 +143,8 @@ class Run:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+        if self.comparator is not None:
+            self.comparator.close()
         if self._writer is not None:
             self._writer.close()
             self._writer = None

@@ -5,6 +5,7 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from ..prompts import PromptConfigError
 from ..report import records, results
 from ..report.summary import run_summary
 from ..run import Run, SelectionError, conditions
+from ..scoring.baseline import BaselineError
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
 from ..types import Condition
@@ -33,6 +35,7 @@ class State:
         self.run = run
         self.cases: list[dict[str, Any]] = []
         self.summary: dict[str, Any] | None = None
+        self.notes: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         summary = _case_summary(report)
@@ -61,7 +64,14 @@ def pytest_configure(config: pytest.Config) -> None:
         run_id = workerinput["mathcomp_run_id"] if workerinput else results.new_run_id(settings.model)
         worker = workerinput["workerid"] if workerinput else "main"
         run = Run(settings, run_id, worker)
-    except (DatasetError, ThresholdsError, PromptConfigError, UnknownModelError, SelectionError) as exc:
+    except (
+        DatasetError,
+        ThresholdsError,
+        PromptConfigError,
+        UnknownModelError,
+        SelectionError,
+        BaselineError,
+    ) as exc:
         raise pytest.UsageError(str(exc)) from exc
     state = State(run)
     config.stash[_STATE] = state
@@ -121,6 +131,8 @@ def framing_result(condition: Condition, mathcomp_run: Run, record_property: Any
     """Ask the model every scenario under ``condition`` and score the answers."""
     result = mathcomp_run.run_case(condition)
     record_property(PROPERTY, records.case_summary(result))
+    if result.baseline_status == "no baseline":
+        warnings.warn(f"{condition.id}: no baseline (the baseline has no answers for this case)", stacklevel=1)
     return result
 
 
@@ -158,6 +170,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.summary = run_summary(run, state.cases)
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
+    if run.settings.update_baseline is not None and state.cases:
+        from ..scoring import baseline
+
+        written = baseline.write(
+            baseline.from_run_dir(run.run_dir), run.settings.update_baseline, [c["case"] for c in state.cases]
+        )
+        state.notes.append(f"baseline written: {written} ({len(state.cases)} cases)")
+    holm_failures = (state.summary.get("baseline") or {}).get("holm_failures") or []
+    if holm_failures:
+        state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -169,6 +192,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if state is None or hasattr(config, "workerinput") or not state.cases:
         return
     terminal.write_table(terminalreporter, state.run.settings.model, state.cases, state.run.run_dir)
+    for note in state.notes:
+        terminalreporter.write_line(note)
 
 
 @pytest.hookimpl(optionalhook=True)

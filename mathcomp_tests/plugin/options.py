@@ -93,6 +93,58 @@ def add(parser: pytest.Parser) -> None:
     group.addoption(
         "--reports-dir", default=None, help="where run folders go (default: reports/ at the rootdir)"
     )
+    _add_baseline_options(group)
+
+
+def _add_baseline_options(group: Any) -> None:
+    """Comparing with a baseline: paired tests on the same items (see thresholds.toml max_increase)."""
+    group.addoption(
+        "--baseline",
+        default=os.environ.get("MATHCOMP_BASELINE"),
+        help="a baseline file (written by --update-baseline) or a run folder; each case also fails when "
+        "DirErr rose significantly by more than max_increase over it (env MATHCOMP_BASELINE; default: none)",
+    )
+    group.addoption(
+        "--baseline-model",
+        default=None,
+        help="a model (same forms as --model) asked the same prompts in this run, as the baseline",
+    )
+    group.addoption(
+        "--update-baseline",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="write this run's per-item answers as the baseline file instead of comparing (default path: "
+        "--baseline when it is a file, else baseline.txt beside the thresholds file)",
+    )
+    group.addoption(
+        "--paired-test",
+        default="mcnemar",
+        choices=("mcnemar", "bootstrap"),
+        help="the paired test against the baseline: exact McNemar or a paired bootstrap (default: mcnemar)",
+    )
+    group.addoption(
+        "--holm",
+        action="store_true",
+        help="Holm-correct the baseline tests across the run's cases and labels (family-wise alpha 0.05)",
+    )
+
+
+def _baseline_settings(opt: Any, thresholds: Path) -> dict[str, Any]:
+    baseline = Path(opt("baseline")) if opt("baseline") else None
+    update = opt("update_baseline")
+    if update is not None and not update:
+        update = (
+            baseline if baseline is not None and not baseline.is_dir() else thresholds.parent / "baseline.txt"
+        )
+    return {
+        "baseline": baseline,
+        "baseline_model": opt("baseline_model"),
+        "update_baseline": Path(update) if update is not None else None,
+        "paired_test": opt("paired_test"),
+        "holm": opt("holm"),
+    }
 
 
 def settings(config: pytest.Config) -> Settings:
@@ -126,6 +178,7 @@ def settings(config: pytest.Config) -> Settings:
         "cache_path": None if opt("no_cache") else cache_dir / "responses.sqlite",
         "reports_dir": Path(opt("reports_dir") or root / "reports"),
     }
+    kwargs.update(_baseline_settings(opt, kwargs["thresholds"]))
     if kwargs["limit"] is not None and kwargs["limit"] < 1:
         raise SelectionError(f"--limit must be at least 1, got {kwargs['limit']}")
     return Settings(**kwargs)

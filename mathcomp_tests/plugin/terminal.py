@@ -16,6 +16,8 @@ def write_table(tr: Any, model: str, cases: Sequence[dict[str, Any]], run_dir: o
         d, sc = case["scores"]["dir_err"], case["scores"]
         cells = " ".join(f"{'n/a' if d[y] is None else f'{100 * d[y]:.1f}%':>7}" for y in LABELS)
         flag = "" if case["passed"] else "  FAIL"
+        if (case.get("baseline") or {}).get("status") == "no baseline":
+            flag += "  no baseline"
         tr.write_line(
             f"{case['case']:<40} {cells} {100 * sc['accuracy']:>6.1f}% {100 * sc['invalid_rate']:>7.1f}%{flag}"
         )

@@ -69,6 +69,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "ceilings": result.ceilings.as_dict(),
         "sent": result.sent,
         "usage": usage(result),
+        "baseline": _baseline(result),
         "examples": [
             {
                 "scenario": i.prompt.scenario.id,
@@ -80,3 +81,12 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
             for i in result.wrong_items(3)
         ],
     }
+
+
+def _baseline(result: CaseResult) -> dict[str, Any] | None:
+    """The comparison with the baseline; `no baseline` when the baseline lacks the case; None without one."""
+    if result.comparison is not None:
+        return result.comparison.as_dict()
+    if result.baseline_status == "no baseline":
+        return {"status": "no baseline"}
+    return None

@@ -44,9 +44,12 @@ def breaches(scores: metrics.Scores, ceilings: Ceilings) -> list[str]:
 def explanation(result: CaseResult) -> str:
     """What a failing case prints: every value against its ceiling, then three wrong items."""
     scores, ceilings = result.scores, result.ceilings
-    lines = [
-        f"{result.condition.id} on {result.model}: {', '.join(result.breaches) or 'nothing'} above the ceiling"
-    ]
+    over = breaches(scores, ceilings)
+    rose = result.comparison.breaches if result.comparison is not None else []
+    parts = ([f"{', '.join(over)} above the ceiling"] if over else []) + (
+        [f"{', '.join(r.removesuffix(' rise') for r in rose)} rose over the baseline"] if rose else []
+    )
+    lines = [f"{result.condition.id} on {result.model}: {'; '.join(parts) or 'nothing failed'}"]
     if ceilings.gate != "point":
         end = "lower" if ceilings.gate == "lower" else "upper"
         lines.append(f"  gate: the {end} end of the 95% interval is held to the ceiling")
@@ -65,6 +68,12 @@ def explanation(result: CaseResult) -> str:
     for name in ("invalid_rate", "error_rate"):
         value, ceiling = getattr(scores, name), getattr(ceilings, name)
         lines.append(f"  {name:<14} = {value:.3f} {'>' if value > ceiling else '<='} {ceiling:.3f}")
+    if result.comparison is not None:
+        from .paired import explanation as paired_explanation
+
+        lines += paired_explanation(result.comparison, result.condition.id)
+    elif result.baseline_status == "no baseline":
+        lines.append(f"  no baseline: the baseline has no answers for {result.condition.id}")
     lines += _wrong_items(result.wrong_items(3))
     return "\n".join(lines)
 
