@@ -198,3 +198,38 @@ def test_a_model_worse_than_its_baseline_fails_with_the_paired_message(tmp_path:
     assert case["baseline"]["changes"]["more"]["breach"] is True
     assert "DirErr(more) rise" in case["breaches"]
     assert json.loads(json.dumps(run.summary["baseline"]))["rises"]
+
+
+def test_baseline_model_runs_the_base_model_on_the_same_prompts_in_the_same_run(tmp_path: Path) -> None:
+    run = run_suite(
+        tmp_path, "--limit=20", "--framings=direct-more", "--positions=begin", "--baseline-model=symbolic"
+    )
+    assert run.returncode == 1, run.output
+    assert "against the baseline symbolic (exact McNemar, alpha 0.05)" in run.output
+    assert run.summary["baseline"]["model"] == "symbolic" and run.summary["baseline"]["source"] is None
+    both = run_suite(tmp_path, *ARGS, "--baseline-model=symbolic", f"--baseline={tmp_path}")
+    assert both.returncode == 4 and "give --baseline or --baseline-model, not both" in both.output
+
+
+def test_holm_uses_alpha_over_m_per_case_and_the_full_step_down_at_the_end(tmp_path: Path) -> None:
+    from mathcomp_tests.report.comparison import holm_failures
+
+    def case(name: str, p: float, difference: float, breach: bool) -> dict[str, object]:
+        change = {"difference": difference, "p_value": p, "max_increase": 0.05, "breach": breach}
+        return {"case": name, "baseline": {"status": "compared", "changes": {"more": change}}}
+
+    # m = 3: per-case level 0.0167; Holm then rejects 0.02 (< 0.05/2) and 0.03 (< 0.05/1) as well.
+    cases = [case("a", 0.001, 0.2, True), case("b", 0.02, 0.2, False), case("c", 0.03, 0.01, False)]
+    assert holm_failures(cases) == ["b: DirErr(more) rise"]
+    assert [c["baseline"]["changes"]["more"]["holm_significant"] for c in cases] == [True, True, True]  # type: ignore[index]
+    run = run_suite(
+        tmp_path,
+        "--limit=60",
+        "--framings=direct-more",
+        "--positions=begin",
+        "--baseline-model=symbolic",
+        "--holm",
+    )
+    # m = 1 case x 3 labels: each test at 0.05 / 3; the rise of DirErr(more) (p about 1e-7) still fails.
+    assert run.returncode == 1, run.output
+    assert "exact McNemar, alpha 0.0166667" in run.output and run.summary["baseline"]["holm"] is True

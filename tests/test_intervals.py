@@ -44,18 +44,27 @@ def test_exact_mcnemar_is_the_two_sided_binomial_tail() -> None:
     assert intervals.mcnemar_exact(b, c) == pytest.approx(expected)
 
 
-def test_paired_difference_has_zero_width_without_discordant_pairs() -> None:
-    assert intervals.paired_difference(0, 0, 100) == (0.0, 0.0, 0.0)
-    d, low, high = intervals.paired_difference(20, 5, 200)
-    assert d == pytest.approx(0.075) and low < d < high and low > 0
+def test_paired_difference_matches_the_published_square_and_add_interval() -> None:
+    # Fagerland, Lydersen and Laake, Statistical Analysis of Contingency Tables (2017), chapter 8:
+    # Cavo et al. (2012), table (59, 6; 16, 80): estimate -0.0621, Newcombe interval -0.1186 to -0.0046.
+    d, low, high = intervals.paired_difference(59, 6, 16, 161)
+    assert d == pytest.approx(-0.0621, abs=1e-4)
+    assert low == pytest.approx(-0.1186, abs=1e-4) and high == pytest.approx(-0.0046, abs=1e-4)
+
+
+def test_paired_difference_covers_zero_when_mcnemar_does_not_reject() -> None:
+    d, low, high = intervals.paired_difference(0, 3, 0, 13)  # p = 0.25
+    assert d == pytest.approx(3 / 13) and low < 0 < high
+    d, low, high = intervals.paired_difference(0, 0, 0, 100)
+    assert d == 0 and low < 0 < high and low == pytest.approx(-high)
 
 
 def test_paired_bootstrap_agrees_with_the_closed_form_on_a_clear_rise() -> None:
     pairs = [(0, 1)] * 20 + [(1, 0)] * 5 + [(0, 0)] * 175
     d, low, high, p = intervals.paired_bootstrap(pairs)
-    _, wald_low, wald_high = intervals.paired_difference(20, 5, 200)
+    _, score_low, score_high = intervals.paired_difference(0, 20, 5, 200)
     assert d == pytest.approx(0.075)
-    assert low == pytest.approx(wald_low, abs=0.015) and high == pytest.approx(wald_high, abs=0.015)
+    assert low == pytest.approx(score_low, abs=0.015) and high == pytest.approx(score_high, abs=0.015)
     assert p < 0.05
     assert intervals.paired_bootstrap([(1, 1), (0, 0)])[3] == 1.0
 

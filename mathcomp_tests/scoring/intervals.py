@@ -66,16 +66,26 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def paired_difference(b: int, c: int, n: int, z: float = Z95) -> tuple[float, float, float]:
-    """(difference, low, high) of two paired shares over n pairs, b pairs 0->1 and c pairs 1->0.
+def paired_difference(both: int, rose: int, fell: int, n: int, z: float = Z95) -> tuple[float, float, float]:
+    """(difference, low, high) of two paired shares over n pairs: Newcombe's score interval (method 10).
 
-    The Wald interval for a paired difference, whose variance uses only the discordant pairs; it is clipped
-    to [-1, 1]. n must be positive.
+    ``both`` pairs are 1 on both sides, ``rose`` 1 only for the candidate, ``fell`` 1 only for the
+    baseline. Built from the two Wilson intervals and the pairs' correlation, it stays sane with few
+    discordant pairs, where the Wald interval claims far too much. n must be positive.
     """
-    d = (b - c) / n
-    variance = max(0.0, (b + c) / n - d * d) / n
-    half = z * math.sqrt(variance)
-    return d, max(-1.0, d - half), min(1.0, d + half)
+    neither = n - both - rose - fell
+    p1, p2 = (both + rose) / n, (both + fell) / n
+    l1, u1 = wilson(both + rose, n, z)  # type: ignore[misc]
+    l2, u2 = wilson(both + fell, n, z)  # type: ignore[misc]
+    margins = (both + rose) * (fell + neither) * (both + fell) * (rose + neither)
+    cross = both * neither - rose * fell
+    if cross > 0:
+        cross = max(cross - n / 2, 0)  # Newcombe's continuity-corrected correlation
+    phi = cross / math.sqrt(margins) if margins else 0.0
+    d = p1 - p2
+    low = d - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    high = d + math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return d, max(-1.0, low), min(1.0, high)
 
 
 def paired_bootstrap(

@@ -2,7 +2,8 @@
 
 For each label y the pairs are the scenarios whose gold is not y and that both runs answered (failed
 requests leave the pairs, as they leave DirErr's denominator); each side is 1 when it answered y. The
-test is exact McNemar on the discordant pairs (default) or a paired bootstrap over scenarios. A label
+test is exact McNemar on the discordant pairs with Newcombe's score interval for the difference (default),
+or a paired bootstrap over scenarios (its percentile interval). A label
 breaches when the rise is above ``max_increase`` and the test finds it significant at ``alpha``.
 """
 
@@ -107,7 +108,8 @@ def _change(label: str, pairs: list[tuple[int, int]], limit: float, method: str,
     if method == "bootstrap":
         d, low, high, p = intervals.paired_bootstrap(pairs)
     else:
-        d, low, high = intervals.paired_difference(rose, fell, n)
+        both = sum(1 for b, c in pairs if b and c)
+        d, low, high = intervals.paired_difference(both, rose, fell, n)
         p = intervals.mcnemar_exact(rose, fell)
     significant = p < alpha
     breach = significant and d > limit
