@@ -78,7 +78,7 @@ def paired_difference(both: int, rose: int, fell: int, n: int, z: float = Z95) -
     l1, u1 = wilson(both + rose, n, z)  # type: ignore[misc]
     l2, u2 = wilson(both + fell, n, z)  # type: ignore[misc]
     margins = (both + rose) * (fell + neither) * (both + fell) * (rose + neither)
-    cross = both * neither - rose * fell
+    cross: float = both * neither - rose * fell
     if cross > 0:
         cross = max(cross - n / 2, 0)  # Newcombe's continuity-corrected correlation
     phi = cross / math.sqrt(margins) if margins else 0.0
