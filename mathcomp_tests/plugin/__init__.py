@@ -132,7 +132,9 @@ def framing_result(condition: Condition, mathcomp_run: Run, record_property: Any
     result = mathcomp_run.run_case(condition)
     record_property(PROPERTY, records.case_summary(result))
     if result.baseline_status == "no baseline":
-        warnings.warn(f"{condition.id}: no baseline (the baseline has no answers for this case)", stacklevel=1)
+        warnings.warn(
+            f"{condition.id}: no baseline (the baseline has no answers for this case)", stacklevel=1
+        )
     return result
 
 
@@ -208,9 +210,11 @@ def pytest_html_results_summary(
     state = session.config.stash.get(_STATE, None)
     if state is None:
         return
-    from ..report import heatmaps_html, run_header_html, summary_table_html
+    from ..report import run_header_html, summary_table_html
+    from ..report.results import read_records
+    from ..report.sections import run_figures_html
 
     if state.summary is not None:
         prefix.append(run_header_html(state.summary))
     prefix.append(summary_table_html(state.run.settings.model, state.cases))
-    postfix.append(heatmaps_html(state.cases))
+    postfix.append(run_figures_html(state.cases, read_records(state.run.run_dir)))
