@@ -114,14 +114,15 @@ def direction_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: 
             values,
             [name for name, _ in rows],
             [SHORT[f] for f in framings],
-            title=f"DirErr({label}) %: answered {label} when the truth was not",
+            title=f"DirErr({label}) %",
             boxed=boxed,
             notes=notes,
         )
     fig.suptitle(caption, fontsize=12, x=0.02, ha="left")
     fig.colorbar(image, ax=axes, shrink=0.6, label="DirErr %")
     fig.supxlabel(
-        "small number: the ceiling; black frame and bold: above it (the case fails)",
+        "DirErr(y): the share answered y among items whose truth is not y.\n"
+        "Small number: the ceiling; black frame and bold: above it (the case fails).",
         fontsize=8,
         color="#555555",
         x=0.02,
@@ -261,10 +262,16 @@ def history_lines(series: Mapping[str, Sequence[tuple[str, float | None]]], titl
         xs = [runs.index(r) for r, v in points if v is not None]
         ys = [100 * v for _, v in points if v is not None]
         ax.plot(xs, ys, marker="o", label=name)
-    ax.set_xticks(range(len(runs)), labels=runs, rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(range(len(runs)), labels=[_short_run(r) for r in runs], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("%")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.set_title(title, fontsize=11, loc="left")
     return _png(fig)
+
+
+def _short_run(run_id: str) -> str:
+    """`20250101-120000-model-slug-ab12` -> `20250101-120000 ab12` (the model is in the title)."""
+    parts = run_id.split("-")
+    return f"{parts[0]}-{parts[1]} {parts[-1]}" if len(parts) >= 4 else run_id
