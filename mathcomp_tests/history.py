@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .report.standalone import METRICS, RunFolderError, history
+from .report.standalone import METRICS, RunFolderError, history, percent
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,10 +32,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.reports_dir}: no finished runs (folders with summary.json)", file=sys.stderr)
         return 2
     print(f"{'run':<52} " + " ".join(f"{n:>14}" for n in METRICS))
-    for model, run_id, metrics in rows:
-        cells = " ".join(
-            f"{'n/a' if metrics[n] is None else f'{100 * metrics[n]:.1f}%':>14}" for n in METRICS
-        )
+    for _model, run_id, metrics in rows:
+        cells = " ".join(f"{percent(metrics[n]):>14}" for n in METRICS)
         print(f"{run_id:<52} {cells}")
     output = args.output or args.reports_dir / "history.html"
     output.write_text(text, encoding="utf-8")

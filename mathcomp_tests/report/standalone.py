@@ -76,6 +76,10 @@ def _names(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
 
 
+def percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
 METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")
 
 
@@ -128,7 +132,7 @@ def history(reports_dir: Path) -> tuple[str, list[tuple[str, str, dict[str, floa
     head = "".join(f"<th>{escape(n)}</th>" for n in METRICS)
     body = "".join(
         f"<tr><td>{escape(run_id)}</td><td>{escape(model)}</td>"
-        + "".join(f"<td>{'n/a' if m[n] is None else f'{100 * m[n]:.1f}%'}</td>" for n in METRICS)
+        + "".join(f"<td>{percent(m[n])}</td>" for n in METRICS)
         + "</tr>"
         for model, run_id, m in rows
     )
