@@ -103,6 +103,11 @@ def case_extra_html(summary: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _baseline_mark(case: Mapping[str, Any]) -> str:
+    status = (case.get("baseline") or {}).get("status")
+    return " (no baseline)" if status == "no baseline" else ""
+
+
 def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
     """One row per case: DirErr per label against its ceiling, accuracy, invalid and error rates."""
     head = "".join(f"<th>DirErr({y})</th>" for y in LABELS)
@@ -114,7 +119,7 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
             f"<tr><td>{escape(case['case'])}</td>{cells}<td>{_pct(scores['accuracy'])}</td>"
             f"{_cell(scores['invalid_rate'], ceilings['invalid_rate'])}"
             f"{_cell(scores['error_rate'], ceilings['error_rate'])}"
-            f"<td>{'pass' if case['passed'] else 'FAIL'}</td></tr>"
+            f"<td>{'pass' if case['passed'] else 'FAIL'}{_baseline_mark(case)}</td></tr>"
         )
     return (
         f'{STYLE}<div class="mathcomp-summary"><h2>Directional error: {escape(model)}</h2>'
