@@ -154,6 +154,8 @@ def test_update_baseline_then_compare_passes_and_a_case_it_lacks_says_no_baselin
         "no baseline" in second.output
         and "UserWarning: neutral-end-std-one-word: no baseline" in second.output
     )
+    page = (second.run_dir / "report.html").read_text()
+    assert page.count("pass (no baseline)") == 2 and page.count("has no answers for this case.") == 2
     # A run folder serves as a baseline too.
     third = run_suite(tmp_path, *ARGS, f"--baseline={second.run_dir}")
     assert third.returncode == 0, third.output
