@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mathcomp_tests.backends.models import resolve
 from mathcomp_tests.paths import ROOT
 from mathcomp_tests.report.results import read_records
 from mathcomp_tests.run import DEFAULT_MODEL
@@ -138,9 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         summary = json.loads((run_dir / "summary.json").read_text())
     cases = by_case(records)
     thresholds = load(ROOT / "thresholds.toml")
-    names = (summary["model"], summary["resolved"])
+    spec = resolve(summary["model"])
     framing = {c["case"]: c["framing"] for c in summary["cases"]}
-    limits = {case_id: thresholds.for_case(names, framing[case_id]).max_increase for case_id in cases}
+    limits = {case_id: thresholds.for_case(spec, framing[case_id]).max_increase for case_id in cases}
     results = {
         "model": summary["model"],
         "scenarios": summary["scenarios"],

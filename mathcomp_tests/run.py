@@ -98,6 +98,7 @@ class Run:
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
+        self.thresholds.check_complete(self.spec, settings.framings)
         self.comparator = Comparator.create(self)
         self._backend: CachedBackend | None = None
         self._writer: ResultsWriter | None = None
@@ -108,6 +109,7 @@ class Run:
 
     @property
     def backend(self) -> CachedBackend:
+        """The model behind its cache, created (and so probed) once per process."""
         if self._backend is None:
             inner: Backend = create(self.spec, replace(self.settings.backend, worker=self.worker))
             path = self.settings.cache_path
@@ -126,7 +128,7 @@ class Run:
         return Decoding(max_new_tokens=tokens)
 
     def run_case(self, condition: Condition) -> CaseResult:
-        ceilings = self.thresholds.for_case(self.spec.names, condition.framing)
+        ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
         prompts_ = self.prompts_for(condition)

@@ -66,6 +66,8 @@ class FaultServer:
     """Seconds every request waits before its fault applies (a model's thinking time)."""
     lifetime: float = 600.0
     """The server stops by itself after this many seconds, whatever the test does."""
+    models: list[dict[str, Any]] | None = None
+    """What GET /v1/models lists (swappable, like a server restarted with other weights); None: 404."""
     log: list[Request] = field(default_factory=list)
     port: int = 0
     _seen: dict[str, int] = field(default_factory=dict)
@@ -129,6 +131,11 @@ class FaultServer:
             with self._lock:
                 self.log[position] = replace(self.log[position], end=time.time(), status=status)
 
+    async def _models(self, request: web.Request) -> web.Response:
+        if self.models is None:
+            return _error(404, "not found")
+        return web.json_response({"object": "list", "data": self.models})
+
     def _respond(self, fault: Fault, body: dict[str, Any], prompt: str) -> web.Response:
         if fault.kind == "rate-limit":
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
@@ -177,6 +184,7 @@ class FaultServer:
 async def _start(server: FaultServer) -> web.AppRunner:
     app = web.Application()
     app.router.add_post("/v1/chat/completions", server._chat)
+    app.router.add_get("/v1/models", server._models)
     runner = web.AppRunner(app, access_log=None, handler_cancellation=False)
     await runner.setup()
     sock = socket.socket()

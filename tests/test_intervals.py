@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from mathcomp_tests.backends.models import resolve
 from mathcomp_tests.scoring import intervals, metrics, verdict
 from mathcomp_tests.scoring.thresholds import ThresholdsError, load
 from mathcomp_tests.types import Prediction
+
+SPEC = resolve("symbolic")
 
 
 def test_wilson_matches_the_textbook_values() -> None:
@@ -119,9 +122,9 @@ def test_gate_chooses_which_end_of_the_interval_meets_the_ceiling(
     path.write_text(
         f'[default]\ndir_err = 0.20\ninvalid_rate = 0.1\nerror_rate = 0.0\n\n[framing.neutral]\ngate = "{gate}"\n'
     )
-    ceilings = load(path).for_case(["m"], "neutral")
+    ceilings = load(path).for_case(SPEC, "neutral")
     assert ceilings.gate == gate
-    assert load(path).for_case(["m"], "direct-more").gate == "point"
+    assert load(path).for_case(SPEC, "direct-more").gate == "point"
     assert ("DirErr(more)" in verdict.breaches(_scores(hits, 100), ceilings)) is fails
 
 
@@ -132,14 +135,14 @@ def test_max_increase_resolves_by_label_and_defaults_when_unset(tmp_path: Path) 
         "[framing.indirect-more]\nmax_increase = { more = 0.10 }\n"
     )
     thresholds = load(path)
-    assert thresholds.for_case(["m"], "indirect-more").max_increase == {
+    assert thresholds.for_case(SPEC, "indirect-more").max_increase == {
         "less": 0.03,
         "more": 0.10,
         "equal": 0.03,
     }
     bare = tmp_path / "bare.toml"
     bare.write_text("[default]\ndir_err = 0.2\ninvalid_rate = 0.1\nerror_rate = 0.0\n")
-    ceilings = load(bare).for_case(["m"], "neutral")
+    ceilings = load(bare).for_case(SPEC, "neutral")
     assert ceilings.gate == "point" and set(ceilings.max_increase.values()) == {0.05}
 
 

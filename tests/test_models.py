@@ -11,8 +11,8 @@ from mathcomp_tests.backends.models import ModelSpec, UnknownModelError, aliases
 PAPER_MODELS = {
     "qwen2.5-3b": ("hf", "Qwen/Qwen2.5-3B-Instruct", "hf", "hf:Qwen/Qwen2.5-3B-Instruct"),
     "qwen2.5-7b": ("hf", "Qwen/Qwen2.5-7B-Instruct", "hf", "hf:Qwen/Qwen2.5-7B-Instruct"),
-    "gpt-4o": ("api", "openai/gpt-4o", "openai", "openai/gpt-4o"),
-    "gpt-4o-mini": ("api", "openai/gpt-4o-mini", "openai", "openai/gpt-4o-mini"),
+    "gpt-4o": ("api", "openai/gpt-4o-2024-08-06", "openai", "openai/gpt-4o-2024-08-06"),
+    "gpt-4o-mini": ("api", "openai/gpt-4o-mini-2024-07-18", "openai", "openai/gpt-4o-mini-2024-07-18"),
     "claude-3.5-haiku": (
         "api",
         "anthropic/claude-3-5-haiku-20241022",
@@ -88,3 +88,19 @@ def test_aliases_come_from_the_table_given(tmp_path: Path) -> None:
     assert resolve("tiny", table) == ModelSpec("tiny", "hf", "sshleifer/tiny-gpt2", "paper")
     with pytest.raises(UnknownModelError, match=r"Known aliases: tiny\."):
         resolve("gpt-4o", table)
+
+
+def test_hosted_aliases_name_dated_snapshots() -> None:
+    """A nightly run must not change model without notice: every hosted alias carries a date."""
+    import re
+
+    for name, entry in aliases().items():
+        if not entry["model"].startswith("hf:"):
+            assert re.search(r"\d{4}-?\d{2}-?\d{2}$", entry["model"]), name
+
+
+def test_a_path_spelt_differently_is_one_canonical_model() -> None:
+    a = resolve("hf:fixtures/models/mathcomp-tiny")
+    b = resolve("hf:./fixtures/models/mathcomp-tiny")
+    assert a.canonical == b.canonical and a.canonical.startswith("hf:/") and a.directory is not None
+    assert a.names != b.names

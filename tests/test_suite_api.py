@@ -37,7 +37,7 @@ def test_openai_compatible_server_through_litellm(
     assert all(r["output_tokens"] for r in records), "usage reported by the server is kept"
 
 
-def test_rerun_is_answered_from_the_cache_with_the_server_gone(
+def test_rerun_is_answered_from_the_cache_and_a_gone_server_is_one_usage_error(
     tmp_path: Path, always_more_model: Path
 ) -> None:
     model = f"openai/{always_more_model}"
@@ -50,25 +50,29 @@ def test_rerun_is_answered_from_the_cache_with_the_server_gone(
             f"--thresholds={_permissive(tmp_path, model)}",
         )
         first = run_suite(tmp_path, *args)
+        second = run_suite(tmp_path, *args)
     assert first.returncode == 0, first.output
-    second = run_suite(tmp_path, *args)
     assert second.returncode == 0, second.output
     assert first.summary["prompts_sent"] == 12 and second.summary["prompts_sent"] == 0
     assert [r["raw"] for r in second.records] == [r["raw"] for r in first.records]
+    gone = run_suite(tmp_path, *args)
+    assert gone.returncode == 4, "what the server serves is part of the key: it must answer /v1/models"
+    assert f"cannot reach the model server at {url}" in gone.output
 
 
-def test_unreachable_server_items_are_errors_not_wrong_answers(tmp_path: Path) -> None:
-    from servers import free_port
+def test_a_server_that_fails_every_request_gives_errors_not_wrong_answers(tmp_path: Path) -> None:
+    from fault_server import Fault, FaultServer
 
-    run = run_suite(
-        tmp_path,
-        "--model=openai/nothing-here",
-        f"--api-base=http://127.0.0.1:{free_port()}/v1",
-        "--limit=3",
-        "--num-retries=1",
-        "--framings=neutral",
-        "--positions=end",
-    )
+    with FaultServer(schedule=lambda index, attempt: Fault("server-error")).running() as server:
+        run = run_suite(
+            tmp_path,
+            "--model=openai/nothing-here",
+            f"--api-base={server.url}",
+            "--limit=3",
+            "--num-retries=1",
+            "--framings=neutral",
+            "--positions=end",
+        )
     assert run.returncode == 1
     case = run.summary["cases"][0]
     assert case["scores"]["error_rate"] == 1.0 and case["breaches"] == ["error_rate"]

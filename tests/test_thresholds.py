@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ error_rate = 0.05
 [model."qwen2.5-3b".framing.indirect-more]
 dir_err = { equal = 0.40 }
 
-[model."openai/gpt-4o"]
+[model."openai/gpt-4o-2024-08-06"]
 dir_err = 0.05
 """
 
@@ -40,7 +41,8 @@ def thresholds_file(tmp_path: Path, text: str) -> Path:
 
 
 def ceilings(tmp_path: Path, model: str, framing: str, text: str = LAYERED) -> Ceilings:
-    return load(thresholds_file(tmp_path, text)).for_case(resolve(model).names, framing)
+    found = load(thresholds_file(tmp_path, text)).for_case(resolve(model), framing)
+    return replace(found, sources=())
 
 
 def refusal(tmp_path: Path, text: str) -> str:
@@ -76,7 +78,7 @@ def test_model_framing_comes_last_and_all_four_layers_merge(tmp_path: Path) -> N
 
 
 def test_a_model_is_matched_by_its_resolved_name(tmp_path: Path) -> None:
-    # the table names "openai/gpt-4o"; the user typed the alias "gpt-4o"
+    # the table names "openai/gpt-4o-2024-08-06"; the user typed the alias "gpt-4o"
     found = ceilings(tmp_path, "gpt-4o", "indirect-more")
     assert found.dir_err == {"less": 0.05, "more": 0.05, "equal": 0.05}
     assert found.invalid_rate == 0.15
@@ -89,10 +91,13 @@ def test_a_model_is_matched_by_its_alias_but_not_its_neighbours(tmp_path: Path) 
 
 def test_the_projects_thresholds_give_symbolic_zero_tolerance() -> None:
     project = load(ROOT / "thresholds.toml")
-    assert project.for_case(resolve("symbolic").names, "indirect-less") == Ceilings(
-        {"less": 0.0, "more": 0.0, "equal": 0.0}, invalid_rate=0.0, error_rate=0.0
+    assert project.for_case(resolve("symbolic"), "indirect-less") == Ceilings(
+        {"less": 0.0, "more": 0.0, "equal": 0.0},
+        invalid_rate=0.0,
+        error_rate=0.0,
+        sources=("default", "framing.indirect-less", 'model."symbolic"'),
     )
-    assert project.for_case(resolve("gpt-4o-mini").names, "indirect-less").dir_err["less"] == 0.3
+    assert project.for_case(resolve("gpt-4o-mini"), "indirect-less").dir_err["less"] == 0.3
 
 
 def test_a_ceiling_with_no_default_names_what_is_missing(tmp_path: Path) -> None:
@@ -154,3 +159,15 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
 def test_a_framing_that_is_not_a_table_is_named(tmp_path: Path) -> None:
     message = refusal(tmp_path, '[model."gpt-4o"]\nframing = 0.3\n')
     assert "model.gpt-4o.framing" in message
+
+
+def test_a_local_model_section_matches_every_spelling_of_its_directory(tmp_path: Path) -> None:
+    """Sections name a directory relative to the thresholds file, the working directory or the project."""
+    (tmp_path / "finetune").mkdir()
+    text = '[default]\ndir_err = 0.2\ninvalid_rate = 0.1\nerror_rate = 0.0\n[model."hf:./finetune"]\ndir_err = 0.4\n'
+    path = thresholds_file(tmp_path, text)
+    for spelling in (f"hf:{tmp_path}/finetune", f"hf:{tmp_path}/./finetune/", f"hf:{tmp_path}/finetune/../finetune"):
+        found = load(path).for_case(resolve(spelling), "neutral")
+        assert found.dir_err["more"] == 0.4, spelling
+        assert found.sources == ("default", 'model."hf:./finetune"')
+    assert load(path).for_case(resolve("hf:./elsewhere"), "neutral").dir_err["more"] == 0.2

@@ -8,12 +8,13 @@ item error; it never stops the other requests.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from ..types import Decoding, Prompt, Response
-from . import router
+from . import probe, router
 from .base import BackendError, OnResponse, redact
 from .options import BackendOptions
 
@@ -24,7 +25,8 @@ class APIBackend:
     """Any litellm model string (`openai/...`, `anthropic/...`), an OpenAI-compatible server via api_base,
     or the deployments of a litellm Router config."""
 
-    revision = ""
+    streams = True
+    """Each answer is a paid request: the cache commits it the moment it arrives."""
 
     def __init__(self, model: str, options: BackendOptions | None = None):
         options = options or BackendOptions()
@@ -38,12 +40,36 @@ class APIBackend:
         self.model = model
         self.plan = router.plan(model, options)
         self.model_id = self.plan.model_id
+        self.model_revision = options.model_revision
+        self.revision = options.model_revision or ""
         self.max_concurrency = max(1, options.max_concurrency)
+        self.served = self._probe()
         self._router = router.build(self.plan)
         # One loop for the backend's life: the Router's HTTP clients and their connections belong to it.
         self._loop = asyncio.new_event_loop()
 
-    def cache_settings(self) -> dict[str, object]:
+    def _probe(self) -> list[dict[str, Any] | None]:
+        """Check every deployment can be reached (one GET /models per server) and keep what each says."""
+        served = []
+        for deployment in self.plan.deployments:
+            params = deployment["litellm_params"]
+            model, base = str(params.get("model", "")), params.get("api_base")
+            key = _api_key(params)
+            probe.check_provider(self._litellm, model, bool(base), bool(key))
+            served.append(probe.served_model(str(base), model, key) if base else None)
+        return served
+
+    def cache_identity(self) -> dict[str, object]:
+        """Every deployment's litellm_params but secrets, what each server says it serves, --model-revision."""
+        return {
+            "backend": "api",
+            "group": self.plan.group,
+            "deployments": self.plan.identity(),
+            "served": sorted(json.dumps(s, sort_keys=True) for s in self.served),
+            "model_revision": self.model_revision,
+        }
+
+    def prompt_inputs(self, prompt: Prompt) -> dict[str, object]:
         return {}
 
     def complete(
@@ -115,6 +141,17 @@ class APIBackend:
             self._loop.run_until_complete(_cancel(pending))
         self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         self._loop.close()
+
+
+def _api_key(params: dict[str, Any]) -> str | None:
+    """The key a deployment will send: its api_key (`os.environ/NAME` read from the environment), else
+    OPENAI_API_KEY for OpenAI-compatible servers."""
+    value = params.get("api_key")
+    if isinstance(value, str) and value.startswith("os.environ/"):
+        return os.environ.get(value.removeprefix("os.environ/"))
+    if value is None and str(params.get("model", "")).startswith(router.OPENAI_COMPATIBLE):
+        return os.environ.get("OPENAI_API_KEY")
+    return str(value) if value is not None else None
 
 
 async def _cancel(tasks: set[asyncio.Task[Any]]) -> None:

@@ -15,9 +15,9 @@ OnResponse = Callable[[int, Response], None]
 
 class Backend(Protocol):
     model_id: str
-    """Stable identity of the model, part of every cache key."""
+    """The model's name as reports show it (identity for the cache comes from ``cache_identity``)."""
     revision: str
-    """Weights version (a commit hash, a content fingerprint) or "" when the provider gives none."""
+    """Weights version (a commit hash, a content fingerprint, --model-revision) or "" when none is known."""
 
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
@@ -25,8 +25,14 @@ class Backend(Protocol):
         """One response per prompt, in the order given; failures come back as Response(error=...)."""
         ...
 
-    def cache_settings(self) -> dict[str, object]:
-        """Backend settings that change outputs (and so belong in the cache key)."""
+    def cache_identity(self) -> dict[str, object]:
+        """Everything about the model and its settings that decides an answer: weights (by content or
+        commit, never by how a path was spelled), an API deployment's parameters (never its secrets), what
+        the server says it serves, --model-revision. Part of every cache key."""
+        ...
+
+    def prompt_inputs(self, prompt: Prompt) -> dict[str, object]:
+        """What the backend reads besides the messages to answer ``prompt`` (part of its cache key)."""
         ...
 
     def close(self) -> None: ...

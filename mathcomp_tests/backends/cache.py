@@ -8,6 +8,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
@@ -27,22 +28,56 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+KEY_VERSION = 2
+"""Bumped whenever what goes into a key changes, so that no older entry can answer for a newer key."""
+FLUSH_SECONDS = 0.25
+"""A batch backend's answers wait at most this long in memory before they are committed together."""
+FLUSH_SIZE = 2000
 
 
 def cache_key(backend: Backend, prompt: Prompt, decoding: Decoding) -> str:
-    """Everything that changes the output, nothing that does not (timeouts, concurrency, batch size)."""
+    """Everything that decides the output, nothing that does not (timeouts, concurrency, batch size)."""
     parts = {
-        "model": backend.model_id,
-        "revision": backend.revision,
-        "settings": backend.cache_settings(),
+        "v": KEY_VERSION,
+        "model": backend.cache_identity(),
+        "inputs": backend.prompt_inputs(prompt),
         "messages": [[m.role, m.content] for m in prompt.messages],
         "decoding": decoding.as_key(),
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Row:
+    """One stored response with the model it came from (for `python -m mathcomp_tests.cache`)."""
+
+    key: str
+    model: str
+    revision: str
+    response: Response
+    created: float
+
+    def values(self) -> tuple[object, ...]:
+        r = self.response
+        meta = json.dumps(r.meta, default=str)
+        return (
+            self.key,
+            self.model,
+            self.revision,
+            r.text,
+            r.input_tokens,
+            r.output_tokens,
+            meta,
+            self.created,
+        )
 
 
 class ResponseCache:
-    """Responses by key in one sqlite file (WAL, busy timeout) that several processes may share."""
+    """Responses by key in one sqlite file (WAL, busy timeout) that several processes may share.
+
+    WAL with ``synchronous=NORMAL``: a committed answer survives the process being killed; only a power
+    cut can take back the last commits.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -55,6 +90,7 @@ class ResponseCache:
         with FileLock(f"{self.path}.lock"):
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute(_SCHEMA)
+        self._db.execute("PRAGMA synchronous = NORMAL")
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
         found: dict[str, Response] = {}
@@ -72,20 +108,21 @@ class ResponseCache:
 
     def put(self, key: str, backend: Backend, response: Response) -> None:
         """Store one answered response at once (errors are never stored: a rerun asks again)."""
-        if response.error is not None:
+        self.put_many([Row(key, backend.model_id, backend.revision, response, time.time())])
+
+    def put_many(self, rows: Sequence[Row]) -> None:
+        """Store answered responses in one transaction (failed requests are skipped)."""
+        values = [r.values() for r in rows if r.response.error is None]
+        if not values:
             return
-        row = (
-            key,
-            backend.model_id,
-            backend.revision,
-            response.text,
-            response.input_tokens,
-            response.output_tokens,
-            json.dumps(response.meta, default=str),
-            time.time(),
-        )
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?)", row)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?)", values)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:
@@ -96,8 +133,34 @@ class ResponseCache:
             self._db.close()
 
 
+class _Writer:
+    """Buffers a batch backend's answers and commits them together; a streaming backend's at once."""
+
+    def __init__(self, cache: ResponseCache, backend: Backend, streaming: bool):
+        self.cache, self.backend, self.streaming = cache, backend, streaming
+        self.pending: list[Row] = []
+        self.since = 0.0
+
+    def add(self, key: str, response: Response) -> None:
+        now = time.time()
+        if not self.pending:
+            self.since = now
+        self.pending.append(Row(key, self.backend.model_id, self.backend.revision, response, now))
+        if self.streaming or len(self.pending) >= FLUSH_SIZE or now - self.since >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        rows, self.pending = self.pending, []
+        self.cache.put_many(rows)
+
+
 class CachedBackend:
-    """Wraps a backend: cached prompts are answered from sqlite, the rest sent in one batch."""
+    """Wraps a backend: cached prompts are answered from sqlite, the rest sent in one batch.
+
+    Answers from a backend that streams them (``streams = True``: an API, where each answer costs a
+    request) are committed the moment each arrives; a local model's are committed in groups, at least
+    every quarter second, so a crash loses at most that much recomputable work.
+    """
 
     def __init__(self, inner: Backend, cache: ResponseCache | None):
         self.inner = inner
@@ -107,8 +170,11 @@ class CachedBackend:
         self.calls = 0
         """Prompts this process sent to the model (cache misses)."""
 
-    def cache_settings(self) -> dict[str, object]:
-        return self.inner.cache_settings()
+    def cache_identity(self) -> dict[str, object]:
+        return self.inner.cache_identity()
+
+    def prompt_inputs(self, prompt: Prompt) -> dict[str, object]:
+        return self.inner.prompt_inputs(prompt)
 
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
@@ -125,21 +191,24 @@ class CachedBackend:
                 on_response(i, r)
         if missing:
             self.calls += len(missing)
-            cache = self.cache
+            writer = _Writer(self.cache, self.inner, bool(getattr(self.inner, "streams", False)))
             stored: set[int] = set()
 
             def store(j: int, response: Response) -> None:
                 index = missing[j]
-                cache.put(keys[index], self.inner, response)
+                writer.add(keys[index], response)
                 stored.add(index)
                 if on_response:
                     on_response(index, response)
 
-            fresh = self.inner.complete([prompts[i] for i in missing], decoding, store)
-            for j, (index, response) in enumerate(zip(missing, fresh, strict=True)):
-                results[index] = response
-                if index not in stored:
-                    store(j, response)
+            try:
+                fresh = self.inner.complete([prompts[i] for i in missing], decoding, store)
+                for j, (index, response) in enumerate(zip(missing, fresh, strict=True)):
+                    results[index] = response
+                    if index not in stored:
+                        store(j, response)
+            finally:
+                writer.flush()
         return [r for r in results if r is not None]
 
     def close(self) -> None:

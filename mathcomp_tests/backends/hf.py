@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..paths import ROOT
 from ..types import LABELS, Decoding, Prompt, Response
 from .base import BackendError, OnResponse
+from .models import local_directory, looks_like_path
 from .options import BackendOptions
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
@@ -35,7 +35,7 @@ class HFBackend:
         options = options or BackendOptions()
         try:
             import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise BackendError(
                 "the hf backend needs torch and transformers: pip install 'mathcomp-tests[hf]'"
@@ -43,34 +43,57 @@ class HFBackend:
         if options.scoring not in SCORINGS:
             raise BackendError(f"unknown scoring {options.scoring!r}; expected one of {', '.join(SCORINGS)}")
         self._torch = torch
-        directory, self.revision = _locate(name)
+        self.device = pick_device(torch, options.device, options.worker)
+        directory, self.weights = _locate(name)
+        self.revision = options.model_revision or self.weights
+        self.model_revision = options.model_revision
         self.model_id = f"hf:{name}"
         self.scoring = options.scoring
-        self.device = pick_device(torch, options.device, options.worker)
         self.dtype = pick_dtype(torch, self.device)
         self.batch_size = max(1, options.batch_size or START_BATCH.get(self.device.split(":")[0], 32))
         self.directory = directory
-        self.tokenizer = AutoTokenizer.from_pretrained(directory, padding_side="left")
+        try:
+            AutoConfig.from_pretrained(directory)
+            self.tokenizer = AutoTokenizer.from_pretrained(directory, padding_side="left")
+        except Exception as exc:  # transformers raises many classes for a broken directory
+            raise BackendError(f"cannot load {self.model_id} from {directory}: {exc}") from exc
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self._model: Any = None
+        self._load_error: str | None = None
         self._auto_model: Any = AutoModelForCausalLM
         self._label_ids: dict[str, dict[str, list[int]]] = {}
 
     @property
     def model(self) -> Any:
-        """The weights, loaded on first use: a run answered wholly from the cache never loads them."""
+        """The weights, loaded on first use: a run answered wholly from the cache never loads them.
+
+        Weights that cannot be loaded fail every later case with the same error, without trying again.
+        """
+        if self._load_error is not None:
+            raise BackendError(self._load_error)
         if self._model is None:
-            model = self._auto_model.from_pretrained(self.directory, dtype=self.dtype)
+            try:
+                model = self._auto_model.from_pretrained(self.directory, dtype=self.dtype)
+            except Exception as exc:  # a broken weights file raises many classes
+                self._load_error = f"cannot load the weights of {self.model_id} from {self.directory}: {exc}"
+                raise BackendError(self._load_error) from exc
             self._model = model.to(self.device).eval()
         return self._model
 
-    def cache_settings(self) -> dict[str, object]:
+    def cache_identity(self) -> dict[str, object]:
+        """The weights by content (a local directory) or hub commit, never by how the path was spelled."""
         return {
+            "backend": "hf",
+            "weights": self.weights,
+            "model_revision": self.model_revision,
             "dtype": str(self.dtype).removeprefix("torch."),
             "chat_template": self._has_template(),
             "scoring": self.scoring,
         }
+
+    def prompt_inputs(self, prompt: Prompt) -> dict[str, object]:
+        return {}
 
     def render(self, prompt: Prompt) -> str:
         """The exact text the model reads: the chat template applied, generation prompt added."""
@@ -248,7 +271,11 @@ def _out_of_memory(torch: Any, exc: BaseException) -> bool:
 
 
 def pick_device(torch: Any, device: str, worker: str = "main") -> str:
-    """``auto`` is cuda, then mps, then cpu. Under ``pytest -n``, worker gwK takes GPU K mod N."""
+    """``auto`` is cuda, then mps, then cpu. Under ``pytest -n``, worker gwK takes GPU K mod N.
+
+    A device the machine does not have is an error, never a silent fall-back to another.
+    """
+    _check_device(torch, device)
     if device == "auto":
         if torch.cuda.is_available():
             device = "cuda"
@@ -268,6 +295,21 @@ def pick_device(torch: Any, device: str, worker: str = "main") -> str:
     return device
 
 
+def _check_device(torch: Any, device: str) -> None:
+    kind, _, index = device.partition(":")
+    if kind not in ("auto", "cpu", "cuda", "mps") or (index and (kind != "cuda" or not index.isdigit())):
+        raise BackendError(f"--device={device}: expected auto, cpu, cuda, cuda:N or mps")
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            raise BackendError(
+                f"--device={device}, but torch sees no CUDA GPU on this machine; use --device=cpu"
+            )
+        if index and int(index) >= torch.cuda.device_count():
+            raise BackendError(f"--device={device}, but this machine has {torch.cuda.device_count()} GPU(s)")
+    if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise BackendError(f"--device={device}, but MPS is not available on this machine; use --device=cpu")
+
+
 def pick_dtype(torch: Any, device: str) -> Any:
     """bf16 on a GPU (fp16 where bf16 is not supported), fp32 on the CPU."""
     if device.startswith("cuda"):
@@ -281,22 +323,31 @@ def _locate(name: str) -> tuple[Path, str]:
     """A local directory and its content fingerprint, or a hub snapshot and its commit hash.
 
     A relative directory is looked up from the working directory, then from the project root (so the
-    embedded default, ``fixtures/models/...``, loads from anywhere).
+    embedded default, ``fixtures/models/...``, loads from anywhere). A name that can only be a path is
+    never sent to the hub.
     """
-    path = Path(name).expanduser()
-    for candidate in (path,) if path.is_absolute() else (path, ROOT / path):
-        if candidate.is_dir():
-            return candidate, fingerprint(candidate)
+    directory = local_directory(name)
+    if directory is not None:
+        if not (directory / "config.json").is_file():
+            raise BackendError(f"model directory {directory} has no config.json: not a transformers model")
+        return directory, fingerprint(directory)
+    if looks_like_path(name):
+        raise BackendError(
+            f"model directory {name!r} does not exist (looked in {Path.cwd()} and the project root). "
+            "Give the path of a transformers model directory, or a hub id such as hf:Qwen/Qwen2.5-3B-Instruct."
+        )
     try:
         from huggingface_hub import snapshot_download
 
-        directory = Path(snapshot_download(name, allow_patterns=_HUB_FILES))
+        snapshot = Path(snapshot_download(name, allow_patterns=_HUB_FILES))
     except Exception as exc:  # hub errors come in many classes; the message says which
         raise BackendError(
-            f"cannot load model {name!r}: not a local directory, and the hub gave: {exc}. "
-            "Offline (HF_HUB_OFFLINE=1) a hub model must already be in the HF cache."
+            f"cannot load model hf:{name}: it is not a local directory, and the hub gave: "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}. "
+            "Offline (HF_HUB_OFFLINE=1) a hub model must already be in the HF cache; download it first "
+            f"(huggingface-cli download {name}) or give a local directory."
         ) from exc
-    return directory, directory.name
+    return snapshot, snapshot.name
 
 
 def fingerprint(directory: Path) -> str:

@@ -1,4 +1,4 @@
-"""Resolve what the user passed to --model into a backend kind and a model name."""
+"""Resolve what the user passed to --model into a backend kind, a model name and a canonical identity."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import fixtures
+from ..paths import ROOT, fixtures
 
 DEFAULT_PROMPT_SET = "hf"
 
@@ -24,15 +24,22 @@ class ModelSpec:
     name: str
     """The hub id or directory (hf), the litellm model string (api), or `symbolic`."""
     prompt_set: str
+    directory: Path | None = None
+    """hf: the local model directory, resolved to an absolute path, when there is one."""
 
     @property
     def resolved(self) -> str:
         return {"hf": f"hf:{self.name}", "api": self.name}.get(self.kind, self.name)
 
     @property
+    def canonical(self) -> str:
+        """One spelling per model: a local directory by its absolute path, anything else as resolved."""
+        return f"hf:{self.directory}" if self.directory is not None else self.resolved
+
+    @property
     def names(self) -> tuple[str, ...]:
-        """Names a threshold override may use for this model."""
-        return tuple(dict.fromkeys((self.given, self.resolved)))
+        """Names a threshold section may use for this model: alias, given, resolved and canonical forms."""
+        return tuple(dict.fromkeys((self.given, self.resolved, self.canonical)))
 
 
 def aliases(path: Path | None = None) -> dict[str, dict[str, str]]:
@@ -41,7 +48,27 @@ def aliases(path: Path | None = None) -> dict[str, dict[str, str]]:
         return dict(tomllib.load(fh).get("aliases", {}))
 
 
-def resolve(given: str, path: Path | None = None) -> ModelSpec:
+def looks_like_path(name: str) -> bool:
+    """A directory rather than a hub id: `./x`, `/x`, `~/x`, `a/b/c`, or anything with a backslash.
+
+    A hub id is `name` or `owner/name`; more slashes, or a leading dot or slash, can only be a path.
+    """
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name
+
+
+def local_directory(name: str, bases: tuple[Path, ...] = ()) -> Path | None:
+    """The absolute directory ``name`` names, looked up from the working directory, then ``bases``,
+    then the project root (so the embedded default, ``fixtures/models/...``, loads from anywhere)."""
+    path = Path(name).expanduser()
+    candidates = (path,) if path.is_absolute() else (path, *(b / path for b in bases), ROOT / path)
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate.resolve()
+    return None
+
+
+def resolve(given: str, path: Path | None = None, bases: tuple[Path, ...] = ()) -> ModelSpec:
+    """The backend kind and name for ``given``; an hf directory is located (relative to ``bases`` too)."""
     table = aliases(path)
     given = given.strip()
     spec, prompt_set = given, DEFAULT_PROMPT_SET
@@ -50,11 +77,26 @@ def resolve(given: str, path: Path | None = None) -> ModelSpec:
     if spec == "symbolic":
         return ModelSpec(given, "symbolic", "symbolic", prompt_set)
     if spec.startswith("hf:") and len(spec) > 3:
-        return ModelSpec(given, "hf", spec[3:], prompt_set)
-    if "/" in spec and not spec.startswith(("/", ".")):
+        name = spec[3:]
+        return ModelSpec(given, "hf", name, prompt_set, local_directory(name, bases))
+    if "/" in spec and not spec.startswith(("/", ".", "~")):
         return ModelSpec(given, "api", spec, prompt_set)
     known = ", ".join(sorted(table))
+    hint = f" A local directory is written hf:{spec}." if local_directory(spec, bases) else ""
     raise UnknownModelError(
-        f"unknown model {given!r}. Known aliases: {known}. Or give `symbolic`, `hf:<hub id or directory>` "
-        "(a local transformers model), or a litellm model string such as `openai/<name>`."
+        f"unknown model {given!r}.{hint} Known aliases: {known}. Or give `symbolic`, "
+        "`hf:<hub id or directory>` (a local transformers model), or a litellm model string such as "
+        "`openai/<name>`."
     )
+
+
+def same_model(section: str, spec: ModelSpec, bases: tuple[Path, ...] = ()) -> bool:
+    """True when a thresholds section name designates the model ``spec`` describes, however either was
+    spelled: the alias, the given name, the resolved name, or the same local directory."""
+    if section in spec.names:
+        return True
+    try:
+        other = resolve(section, bases=bases)
+    except (UnknownModelError, OSError):
+        return False
+    return other.canonical == spec.canonical

@@ -24,5 +24,7 @@ class BackendOptions:
     """hf: prompts per forward pass; None finds one automatically."""
     scoring: str = "generate"
     """hf: `generate` (greedy decoding) or `logprob` (label probabilities, one-word and json formats)."""
+    model_revision: str | None = None
+    """What the user states the model is (their fine-tune's commit): recorded and part of every cache key."""
     worker: str = "main"
     """The xdist worker id (`gw0`, ...) or `main`; hf pins worker gwK to GPU K mod N."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,13 @@ from .options import BackendOptions
 
 OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
 """Providers whose local servers usually take any key: one is made up when none is set."""
+_SECRET_PARAM = re.compile(r"key|token|secret|password|credential", re.IGNORECASE)
+"""litellm_params never written anywhere (cache keys, records, reports)."""
+
+
+def public_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A deployment's litellm_params less its secrets: what decides the answer, safe to store."""
+    return {k: v for k, v in sorted(params.items()) if not _SECRET_PARAM.search(str(k))}
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,11 @@ class RouterPlan:
     @property
     def deployments(self) -> list[dict[str, Any]]:
         return [d for d in self.model_list if d.get("model_name") == self.group]
+
+    def identity(self) -> list[dict[str, Any]]:
+        """Every deployment of the group by all its litellm_params but secrets, in a stable order."""
+        params = [public_params(d["litellm_params"]) for d in self.deployments]
+        return sorted(params, key=lambda p: json.dumps(p, sort_keys=True, default=str))
 
 
 def plan(model: str, options: BackendOptions) -> RouterPlan:

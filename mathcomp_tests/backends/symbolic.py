@@ -27,8 +27,13 @@ class SymbolicBackend:
             out.append(response)
         return out
 
-    def cache_settings(self) -> dict[str, object]:
-        return {}
+    def cache_identity(self) -> dict[str, object]:
+        return {"backend": "symbolic", "revision": self.revision}
+
+    def prompt_inputs(self, prompt: Prompt) -> dict[str, object]:
+        """The answer comes from the scenario's equations, not from the prompt's words."""
+        s = prompt.scenario
+        return {"expr_a": s.expr_a, "expr_b": s.expr_b, "total_a": str(s.total_a), "total_b": str(s.total_b)}
 
     def close(self) -> None:
         return None

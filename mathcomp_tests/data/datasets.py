@@ -19,7 +19,7 @@ from typing import Literal, cast
 
 from ..paths import fixtures
 from ..types import Scenario
-from . import audit, scenarios
+from . import audit, checked, scenarios
 from .audit import Finding
 from .scenarios import DatasetError
 
@@ -98,13 +98,23 @@ def resolve(
     else:
         path = fixtures() / "scenarios.csv"
         name = str(path)
-    return apply_policy(name, path, scenarios.read(path), chosen)
+    rows, found = checked.load(path, cache_dir)
+    return apply_policy(name, path, rows, chosen, found)
 
 
-def apply_policy(name: str, path: Path, rows: list[scenarios.Row], policy: Policy) -> LoadedDataset:
+def apply_policy(
+    name: str,
+    path: Path,
+    rows: list[scenarios.Row],
+    policy: Policy,
+    row_findings: list[list[Finding]] | None = None,
+) -> LoadedDataset:
     """Choose the rows to score: strict refuses any failing row, skip-invalid drops them, keep scores
-    a row whose only problem is its label with the published label (and drops rows it cannot score)."""
-    findings = {id(r): audit.check(r) for r in rows}
+    a row whose only problem is its label with the published label (and drops rows it cannot score).
+    ``row_findings`` are the rows' audit findings when already known (else they are computed here)."""
+    if row_findings is None:
+        row_findings = [audit.check(r) for r in rows]
+    findings = {id(r): f for r, f in zip(rows, row_findings, strict=True)}
     failing = [f for r in rows for f in findings[id(r)] if f.verification]
     notes = [f for r in rows for f in findings[id(r)] if not f.verification]
     if failing and policy == "strict":

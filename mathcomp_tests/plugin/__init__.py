@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ..backends.base import BackendError, redact
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
@@ -29,18 +30,29 @@ _STATE = pytest.StashKey["State"]()
 
 
 class State:
-    """Per-process state, registered as a plugin: the run, and the case summaries reported so far."""
+    """Per-process state, registered as a plugin: the run, and every case's summary reported so far,
+    one per case id (a case run again, by --dist=each or a rerun, replaces its earlier summary)."""
 
     def __init__(self, run: Run):
         self.run = run
-        self.cases: list[dict[str, Any]] = []
+        self.by_case: dict[str, dict[str, Any]] = {}
         self.summary: dict[str, Any] | None = None
         self.notes: list[str] = []
+        self.conditions = {c.id: c for c in conditions(run.settings)}
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        order = {case_id: i for i, case_id in enumerate(self.conditions)}
+        return sorted(self.by_case.values(), key=lambda c: order.get(c["case"], len(order)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         summary = _case_summary(report)
         if summary is not None and report.when == "call":
-            self.cases.append(summary)
+            self.by_case[summary["case"]] = summary
+            return
+        case_id = _case_id(report.nodeid)
+        if report.failed and case_id in self.conditions and report.when in ("setup", "call"):
+            self.by_case[case_id] = records.errored_case(self.conditions[case_id], _error_text(report))
 
 
 def _selects_suite(config: pytest.Config) -> bool:
@@ -64,6 +76,10 @@ def pytest_configure(config: pytest.Config) -> None:
         run_id = workerinput["mathcomp_run_id"] if workerinput else results.new_run_id(settings.model)
         worker = workerinput["workerid"] if workerinput else "main"
         run = Run(settings, run_id, worker)
+        if not config.option.collectonly:
+            _ = run.backend  # created and probed once, here: a model that cannot answer stops the run now
+            if workerinput is None and _has_workers(config):
+                run.close()  # the controller only probed; each worker opens its own
     except (
         DatasetError,
         ThresholdsError,
@@ -73,6 +89,8 @@ def pytest_configure(config: pytest.Config) -> None:
         BaselineError,
     ) as exc:
         raise pytest.UsageError(str(exc)) from exc
+    except BackendError as exc:
+        raise pytest.UsageError(f"--model={settings.model}: {exc}") from exc
     state = State(run)
     config.stash[_STATE] = state
     config.pluginmanager.register(state, "mathcomp-state")
@@ -83,6 +101,10 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.self_contained_html = True
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(run_id), "mathcomp-xdist")
+
+
+def _has_workers(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and config.getoption("dist", "no") != "no"
 
 
 class _XdistHooks:
@@ -100,8 +122,13 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if state is None:
         return None
     run = state.run
+    sections = run.thresholds.model_sections(run.spec)
+    applied = ", ".join(f'[model."{name}"]' for name in sections) or (
+        "no [model.*] section matches this model: only [default] and [framing.*] apply"
+    )
     return [
-        f"mathcomp: model {run.spec.given} ({run.spec.resolved}), prompt set {run.prompt_set.name}",
+        f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
+        f"thresholds: {run.thresholds.path}; {applied}",
         *run.dataset.header(),
     ]
 
@@ -152,6 +179,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report.extras = [*getattr(report, "extras", []), extras.html(case_extra_html(summary))]
 
 
+def _case_id(nodeid: str) -> str | None:
+    """The condition id in a suite case's node id (`...::test_framing[<id>]`)."""
+    if "::test_framing[" not in nodeid or not nodeid.endswith("]"):
+        return None
+    return nodeid.split("[", 1)[1][:-1]
+
+
+def _error_text(report: pytest.TestReport) -> str:
+    """What a case that raised says: the exception's own line, secrets removed."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = getattr(crash, "message", None) or report.longreprtext.strip().splitlines()[-1:] or ["error"]
+    return redact(text if isinstance(text, str) else text[0])[:2000]
+
+
 def _case_summary(report: pytest.TestReport) -> dict[str, Any] | None:
     for name, value in getattr(report, "user_properties", []):
         if name == PROPERTY:
@@ -166,9 +207,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     run = state.run
     run.close()
-    order = {c.id: i for i, c in enumerate(conditions(run.settings))}
-    state.cases.sort(key=lambda c: order.get(c["case"], len(order)))
-    results.merge_parts(run.run_dir)
+    results.merge_parts(run.run_dir, records.record_key)
     state.summary = run_summary(run, state.cases)
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)

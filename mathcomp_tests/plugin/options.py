@@ -1,4 +1,8 @@
-"""The suite's command-line options, and the run Settings they make."""
+"""The suite's command-line options, and the run Settings they make.
+
+Every help text ends with the option's default and, where one is read, its environment variable.
+Numbers out of range are usage errors: nothing is silently replaced.
+"""
 
 from __future__ import annotations
 
@@ -12,88 +16,161 @@ from ..backends.options import BackendOptions
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
 from ..types import FORMATS, FRAMINGS, POSITIONS
 
+ENVIRONMENT = {
+    "model": "MATHCOMP_MODEL",
+    "dataset": "MATHCOMP_DATASET",
+    "cache_dir": "MATHCOMP_CACHE_DIR",
+    "baseline": "MATHCOMP_BASELINE",
+}
+"""Options whose default comes from an environment variable when it is set."""
+
+
+def _env(dest: str) -> str | None:
+    return os.environ.get(ENVIRONMENT[dest]) or None
+
 
 def add(parser: pytest.Parser) -> None:
     """Register every option in one group."""
     group = parser.getgroup("mathcomp", "MathComp framing-bias suite")
-    group.addoption(
+
+    def option(name: str, help: str, shown: object = None, env: str | None = None, **kwargs: Any) -> None:
+        """``shown`` is the default as --help states it; the value itself is None unless it is a plain
+        value (a number, or a word the option takes)."""
+        value = kwargs.pop("default", shown if isinstance(shown, (int, float)) else None)
+        if env is not None:
+            value = _env(env) or value
+        notes = [f"default: {'none' if shown is None else shown}"]
+        notes += [f"${ENVIRONMENT[env]} sets the default"] if env is not None else []
+        suffix = f" ({'; '.join(notes)})" if notes else ""
+        group.addoption(name, default=value, help=help + suffix, **kwargs)
+
+    option(
         "--model",
-        default=os.environ.get("MATHCOMP_MODEL", DEFAULT_MODEL),
-        help="alias (qwen2.5-3b, gpt-4o-mini, ...), symbolic, hf:<hub id or dir>, or a litellm "
-        "model string such as openai/<name> (default: %(default)s)",
+        "alias (qwen2.5-3b, gpt-4o-mini, mathcomp-tiny, ...), symbolic, hf:<hub id or directory>, or a "
+        "litellm model string such as openai/<name>",
+        DEFAULT_MODEL,
+        env="model",
+        default=DEFAULT_MODEL,
     )
-    group.addoption(
-        "--api-base",
-        default=None,
-        help="base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1",
+    option(
+        "--model-revision",
+        "what the model is, as you know it (your fine-tune's commit); recorded with every answer and part "
+        "of every cache key, so answers of one revision never stand for another's",
     )
-    group.addoption(
-        "--prompt-set", default=None, help="hf, openai, claude or paper (default: the model's own, else hf)"
-    )
-    group.addoption(
-        "--framings", default=None, help=f"comma-separated, or all (default: all): {', '.join(FRAMINGS)}"
-    )
-    group.addoption("--positions", default=None, help="comma-separated: begin, end (default: both)")
-    group.addoption("--identities", default=None, help="comma-separated identity ids, or all (default: std)")
-    group.addoption(
-        "--formats", default=None, help=f"comma-separated, or all (default: one-word): {', '.join(FORMATS)}"
-    )
-    group.addoption("--limit", type=int, default=None, help="use only the first N scenarios")
-    group.addoption(
+    option("--api-base", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    option("--prompt-set", "hf, openai, claude or paper", "the set the authors ran for the model, else hf")
+    option("--framings", f"comma-separated, or all: {', '.join(FRAMINGS)}", "all")
+    option("--positions", "comma-separated: begin, end", "both")
+    option("--identities", "comma-separated identity ids from fixtures/identities.toml, or all", "std")
+    option("--formats", f"comma-separated, or all: {', '.join(FORMATS)}", "one-word")
+    option("--limit", "use only the first N scenarios", "every scenario", type=int)
+    option(
         "--dataset",
-        default=os.environ.get("MATHCOMP_DATASET"),
-        help="a CSV in the MathComp schema, or mathcomp-original (the published benchmark, downloaded once "
-        "into --cache-dir); default: fixtures/scenarios.csv",
+        "a CSV in the MathComp schema, or mathcomp-original (the published benchmark, downloaded once into "
+        "--cache-dir)",
+        "fixtures/scenarios.csv",
+        env="dataset",
     )
-    group.addoption(
+    option(
         "--dataset-policy",
-        default=None,
+        "rows that fail verification: strict stops the run, skip-invalid leaves them out, keep scores them "
+        "with the published label",
+        "keep for mathcomp-original, strict otherwise",
         choices=("strict", "skip-invalid", "keep"),
-        help="rows that fail verification: strict stops the run, skip-invalid leaves them out, keep scores them "
-        "with the published label (default: keep for mathcomp-original, strict otherwise)",
     )
-    group.addoption(
-        "--thresholds", default=None, help="ceilings file (default: thresholds.toml at the rootdir)"
+    option("--thresholds", "ceilings file", "thresholds.toml at the rootdir")
+    option(
+        "--device",
+        "hf backend: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps",
+        "auto",
+        default="auto",
     )
-    group.addoption("--device", default="auto", help="hf backend: auto, cpu, cuda, cuda:N, mps")
-    group.addoption(
-        "--batch-size", type=int, default=None, help="hf backend: prompts per batch (default: automatic)"
-    )
-    group.addoption(
+    option("--batch-size", "hf backend: prompts per batch", "automatic, halved on out-of-memory", type=int)
+    option(
         "--scoring",
+        "hf backend: greedy generation, or label log-probabilities (one-word and json formats)",
+        "generate",
         default="generate",
         choices=("generate", "logprob"),
-        help="hf backend: greedy generation, or label log-probabilities (one-word and json formats)",
     )
-    group.addoption(
-        "--num-retries", type=int, default=4, help="api backend: retries on 429, 5xx and timeouts"
-    )
-    group.addoption("--request-timeout", type=float, default=120.0, help="api backend: seconds per request")
-    group.addoption(
-        "--model-config", default=None, help="api backend: a litellm Router config (YAML or JSON)"
-    )
-    group.addoption(
+    option("--num-retries", "api backend: retries on 429, 5xx, timeouts and malformed replies", 4, type=int)
+    option("--request-timeout", "api backend: seconds per attempt", 120.0, type=float)
+    option("--model-config", "api backend: a litellm Router config (YAML or JSON)")
+    option(
         "--max-error-rate",
+        "fail a case when more than this share (0 to 1) of its requests failed",
+        "error_rate from thresholds.toml",
         type=float,
-        default=None,
-        help="fail a case when more than this share of its requests failed (overrides thresholds.toml)",
     )
-    group.addoption(
-        "--max-concurrency", type=int, default=16, help="api backend: requests in flight per process"
+    option("--max-concurrency", "api backend: requests in flight per process", 16, type=int)
+    option(
+        "--max-new-tokens",
+        "generation budget per answer",
+        "one-word 8, json 24, cot and cot-json 512",
+        type=int,
     )
-    group.addoption(
-        "--max-new-tokens", type=int, default=None, help="override the per-format generation budget"
-    )
-    group.addoption(
+    option(
         "--cache-dir",
-        default=os.environ.get("MATHCOMP_CACHE_DIR"),
-        help="where the sqlite response cache lives (default: .mathcomp-cache at the rootdir)",
+        "where the sqlite response cache lives",
+        ".mathcomp-cache at the rootdir",
+        env="cache_dir",
     )
-    group.addoption("--no-cache", action="store_true", help="ask the model for every prompt, store nothing")
     group.addoption(
-        "--reports-dir", default=None, help="where run folders go (default: reports/ at the rootdir)"
+        "--no-cache", action="store_true", help="ask the model for every prompt, store nothing (default: off)"
     )
-    _add_baseline_options(group)
+    option("--reports-dir", "where run folders go", "reports/ at the rootdir")
+    # Comparing with a baseline: a paired test per case on the same items (thresholds.toml max_increase).
+    option(
+        "--baseline",
+        "a baseline file (written by --update-baseline) or a run folder; each case also fails when a DirErr "
+        "rose significantly, by more than max_increase, over it",
+        env="baseline",
+    )
+    option(
+        "--baseline-model",
+        "a model (same forms as --model) asked the same prompts in this run, as the baseline",
+    )
+    group.addoption(
+        "--update-baseline",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="write this run's per-item answers as the baseline file instead of comparing; PATH defaults to "
+        "--baseline when that is a file, else baseline.txt beside the thresholds file (default: off)",
+    )
+    option(
+        "--paired-test",
+        "the paired test against the baseline: exact McNemar, or a bootstrap over scenarios",
+        "mcnemar",
+        default="mcnemar",
+        choices=("mcnemar", "bootstrap"),
+    )
+    group.addoption(
+        "--holm",
+        action="store_true",
+        help="Holm-correct the baseline tests across the run's cases and labels, family-wise alpha 0.05 "
+        "(default: off)",
+    )
+
+
+def _check_ranges(opt: Any) -> None:
+    """Numbers out of range are usage errors, never silently replaced."""
+    checks = [
+        ("--limit", opt("limit"), 1, None),
+        ("--max-new-tokens", opt("max_new_tokens"), 1, None),
+        ("--batch-size", opt("batch_size"), 1, None),
+        ("--max-concurrency", opt("max_concurrency"), 1, None),
+        ("--num-retries", opt("num_retries"), 0, None),
+        ("--request-timeout", opt("request_timeout"), 0.001, None),
+        ("--max-error-rate", opt("max_error_rate"), 0.0, 1.0),
+    ]
+    for name, value, low, high in checks:
+        if value is None:
+            continue
+        if value < low or (high is not None and value > high):
+            expected = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+            raise SelectionError(f"{name}={value}: expected a number {expected}")
 
 
 def _add_baseline_options(group: Any) -> None:
@@ -132,6 +209,7 @@ def _add_baseline_options(group: Any) -> None:
 
 
 def _baseline_settings(opt: Any, thresholds: Path) -> dict[str, Any]:
+    """--baseline, --baseline-model, --update-baseline (its default path), --paired-test, --holm."""
     baseline = Path(opt("baseline")) if opt("baseline") else None
     update = opt("update_baseline")
     if update is not None and not update:
@@ -148,22 +226,24 @@ def _baseline_settings(opt: Any, thresholds: Path) -> dict[str, Any]:
 
 
 def settings(config: pytest.Config) -> Settings:
-    opt, root = config.getoption, Path(config.rootpath)
-    dataset = opt("dataset")
+    root = Path(config.rootpath)
+
+    opt = config.getoption
+    _check_ranges(opt)
     cache_dir = Path(opt("cache_dir") or root / ".mathcomp-cache")
-    kwargs: dict[str, Any] = {
-        "model": opt("model"),
-        "prompt_set": opt("prompt_set"),
-        "framings": select(opt("framings"), FRAMINGS, "framing", FRAMINGS),
-        "positions": select(opt("positions"), POSITIONS, "position", POSITIONS),
-        "identities": select(opt("identities"), known_identities(), "identity", ("std",)),
-        "formats": select(opt("formats"), FORMATS, "format", ("one-word",)),
-        "limit": opt("limit"),
-        "dataset": dataset,
-        "dataset_policy": opt("dataset_policy"),
-        "dataset_cache": cache_dir,
-        "thresholds": Path(opt("thresholds") or root / "thresholds.toml"),
-        "backend": BackendOptions(
+    return Settings(
+        model=opt("model"),
+        prompt_set=opt("prompt_set"),
+        framings=select(opt("framings"), FRAMINGS, "framing", FRAMINGS),
+        positions=select(opt("positions"), POSITIONS, "position", POSITIONS),
+        identities=select(opt("identities"), known_identities(), "identity", ("std",)),
+        formats=select(opt("formats"), FORMATS, "format", ("one-word",)),
+        limit=opt("limit"),
+        dataset=opt("dataset"),
+        dataset_policy=opt("dataset_policy"),
+        dataset_cache=cache_dir,
+        thresholds=Path(opt("thresholds") or root / "thresholds.toml"),
+        backend=BackendOptions(
             api_base=opt("api_base"),
             model_config=Path(opt("model_config")) if opt("model_config") else None,
             max_concurrency=opt("max_concurrency"),
@@ -172,13 +252,11 @@ def settings(config: pytest.Config) -> Settings:
             device=opt("device"),
             batch_size=opt("batch_size"),
             scoring=opt("scoring"),
+            model_revision=opt("model_revision"),
         ),
-        "max_error_rate": opt("max_error_rate"),
-        "max_new_tokens": opt("max_new_tokens"),
-        "cache_path": None if opt("no_cache") else cache_dir / "responses.sqlite",
-        "reports_dir": Path(opt("reports_dir") or root / "reports"),
-    }
-    kwargs.update(_baseline_settings(opt, kwargs["thresholds"]))
-    if kwargs["limit"] is not None and kwargs["limit"] < 1:
-        raise SelectionError(f"--limit must be at least 1, got {kwargs['limit']}")
-    return Settings(**kwargs)
+        max_error_rate=opt("max_error_rate"),
+        max_new_tokens=opt("max_new_tokens"),
+        cache_path=None if config.getoption("no_cache") else cache_dir / "responses.sqlite",
+        reports_dir=Path(opt("reports_dir") or root / "reports"),
+        **_baseline_settings(opt, Path(opt("thresholds") or root / "thresholds.toml")),
+    )

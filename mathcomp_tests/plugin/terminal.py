@@ -8,17 +8,25 @@ from typing import Any
 from ..types import LABELS
 
 
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
 def write_table(tr: Any, model: str, cases: Sequence[dict[str, Any]], run_dir: object) -> None:
-    """One row per case: DirErr per label, accuracy, invalid share, and FAIL where a ceiling broke."""
+    """One row per case: DirErr per label, accuracy, invalid and error shares, and the verdict."""
     tr.write_sep("=", f"MathComp directional error: {model}")
-    tr.write_line(f"{'case':<40} {'less':>7} {'more':>7} {'equal':>7} {'acc':>7} {'invalid':>8}")
+    tr.write_line(
+        f"{'case':<40} {'less':>7} {'more':>7} {'equal':>7} {'acc':>7} {'invalid':>8} {'errors':>7}"
+    )
     for case in cases:
-        d, sc = case["scores"]["dir_err"], case["scores"]
-        cells = " ".join(f"{'n/a' if d[y] is None else f'{100 * d[y]:.1f}%':>7}" for y in LABELS)
+        sc = case["scores"]
+        if sc is None:
+            tr.write_line(f"{case['case']:<40} ERROR: {case['error'][:200]}")
+            continue
+        cells = " ".join(f"{_pct(sc['dir_err'][y]):>7}" for y in LABELS)
+        rates = f"{_pct(sc['accuracy']):>7} {_pct(sc['invalid_rate']):>8} {_pct(sc['error_rate']):>7}"
         flag = "" if case["passed"] else "  FAIL"
         if (case.get("baseline") or {}).get("status") == "no baseline":
             flag += "  no baseline"
-        tr.write_line(
-            f"{case['case']:<40} {cells} {100 * sc['accuracy']:>6.1f}% {100 * sc['invalid_rate']:>7.1f}%{flag}"
-        )
+        tr.write_line(f"{case['case']:<40} {cells} {rates}{flag}")
     tr.write_line(f"run folder: {run_dir}")

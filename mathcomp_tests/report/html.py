@@ -114,6 +114,12 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for case in cases:
         scores, ceilings = case["scores"], case["ceilings"]
+        if scores is None:
+            rows.append(
+                f'<tr><td>{escape(case["case"])}</td><td colspan="6">raised: {escape(str(case["error"]))}</td>'
+                "<td>ERROR</td></tr>"
+            )
+            continue
         cells = "".join(_cell(scores["dir_err"][y], ceilings["dir_err"][y]) for y in LABELS)
         rows.append(
             f"<tr><td>{escape(case['case'])}</td>{cells}<td>{_pct(scores['accuracy'])}</td>"
@@ -149,7 +155,15 @@ def run_header_html(run: Mapping[str, Any]) -> str:
             f"{run['dataset']['name']} ({run['scenarios']} scenarios, policy {run['dataset']['policy']})",
         ),
         ("dataset sha256", run["dataset"].get("sha256", "unknown")),
-        ("cases", f"{run['cases_run'] - failed} passed, {failed} failed, {errored} errored"),
+        ("cases", f"{run['cases_run'] - failed - errored} passed, {failed} failed, {errored} errored"),
+        (
+            "thresholds",
+            f"{run['thresholds']}: "
+            + (
+                ", ".join(f"[{s}]" for s in run.get("threshold_sections", []))
+                or "no [model.*] section matches this model"
+            ),
+        ),
         ("worst cells", worst),
         ("invalid answers", _pct(overall["invalid_rate"])),
         ("failed requests", _pct(overall["error_rate"])),

@@ -10,8 +10,14 @@ from ..scoring.intervals import cluster_bootstrap
 from ..types import LABELS
 
 
+def scored(cases: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The cases that have scores (a case that raised has none)."""
+    return [c for c in cases if c.get("scores") is not None]
+
+
 def rates(cases: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
-    """Invalid and error rates over every item of every case."""
+    """Invalid and error rates over every item of every scored case."""
+    cases = scored(cases)
     n = sum(c["scores"]["n"] for c in cases)
     if not n:
         return {"invalid_rate": None, "error_rate": None}
@@ -23,6 +29,7 @@ def rates(cases: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
 
 def worst_cells(cases: Sequence[Mapping[str, Any]], n: int = 3) -> list[tuple[str, str, float]]:
     """The ``n`` highest DirErr values as (case, label, value)."""
+    cases = scored(cases)
     cells: list[tuple[str, str, float]] = [
         (str(c["case"]), str(y), float(v))
         for c in cases

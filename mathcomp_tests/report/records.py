@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..scoring.case import CaseResult, Item
 from ..scoring.verdict import PROMPT_TAIL
+from ..types import Condition
 
 RAW_CHARS = 2000
 """Characters of a model's answer kept in a case summary's examples (results.jsonl keeps it whole)."""
@@ -64,6 +66,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "model": result.model,
         "revision": result.revision,
         "passed": result.passed,
+        "error": None,
         "breaches": result.breaches,
         "scores": result.scores.as_dict(),
         "ceilings": result.ceilings.as_dict(),
@@ -90,3 +93,29 @@ def _baseline(result: CaseResult) -> dict[str, Any] | None:
     if result.baseline_status == "no baseline":
         return {"status": "no baseline"}
     return None
+
+
+def errored_case(condition: Condition, error: str) -> dict[str, Any]:
+    """The summary of a case that raised instead of scoring: no scores, its error, counted as run."""
+    return {
+        "case": condition.id,
+        "framing": condition.framing,
+        "position": condition.position,
+        "identity": condition.identity,
+        "format": condition.format,
+        "model": None,
+        "revision": None,
+        "passed": False,
+        "error": error,
+        "breaches": [],
+        "scores": None,
+        "ceilings": None,
+        "sent": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": None},
+        "examples": [],
+    }
+
+
+def record_key(record: Mapping[str, Any]) -> tuple[object, ...]:
+    """What makes a results.jsonl line unique in a run: one answer per case, scenario and sample."""
+    return (record.get("case"), record.get("scenario"), record.get("sample"))

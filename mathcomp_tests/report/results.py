@@ -7,7 +7,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +40,26 @@ class ResultsWriter:
         self._fh.close()
 
 
-def merge_parts(run_dir: Path) -> Path:
-    """Join every process's results.<worker>.jsonl into results.jsonl (the parts are removed)."""
+def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> Path:
+    """Join every process's results.<worker>.jsonl into results.jsonl (the parts are removed).
+
+    One line per ``key``: where a case ran twice in one run (``--dist=each``, a rerun) the later answer
+    stands, in the place of the first.
+    """
     target = run_dir / RESULTS
-    parts = sorted(run_dir.glob("results.*.jsonl"))
-    with open(target, "a", encoding="utf-8") as out:
-        for part in parts:
-            with open(part, encoding="utf-8") as fh:
-                for line in fh:
-                    out.write(line)
-            part.unlink()
+    sources = ([target] if target.exists() else []) + sorted(run_dir.glob("results.*.jsonl"))
+    merged: dict[Hashable, str] = {}
+    for source in sources:
+        with open(source, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    merged[key(json.loads(line))] = line if line.endswith("\n") else line + "\n"
+    tmp = target.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.writelines(merged.values())
+    os.replace(tmp, target)
+    for source in sources[1 if target in sources else 0 :]:
+        source.unlink()
     return target
 
 

@@ -24,6 +24,7 @@ def figure_html(png: bytes, alt: str, caption: str) -> str:
 
 def run_figures_html(cases: Sequence[Case], records: Sequence[Mapping[str, Any]]) -> str:
     """Heat-maps per format, identity tables, category bars and the change against a baseline."""
+    cases = pooled.scored(cases)
     if not cases:
         return ""
     parts = ['<div class="mathcomp-figures"><h2>Figures</h2>']
@@ -85,7 +86,7 @@ def combined_figures_html(runs: Sequence[tuple[str, Sequence[Case]]]) -> str:
     for fmt in formats:
         rows: list[tuple[str, dict[str, Case]]] = []
         for name, cases in runs:
-            chosen = [c for c in cases if c["format"] == fmt]
+            chosen = [c for c in pooled.scored(cases) if c["format"] == fmt]
             identity = next((c["identity"] for c in chosen), "std")
             positions = list(dict.fromkeys(c["position"] for c in chosen))
             for position, by_framing in _rows_by_position(chosen, identity):

@@ -46,6 +46,10 @@ def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
         "<h2>Cases</h2>",
     ]
     for case in cases:
+        if case.get("scores") is None:
+            error = str(case.get("error") or "no scores")
+            parts.append(f"<h3>{escape(case['case'])} (ERROR)</h3><pre>{escape(error)}</pre>")
+            continue
         verdict = "pass" if case["passed"] else "FAIL: " + ", ".join(case["breaches"])
         parts.append(f"<h3>{escape(case['case'])} ({escape(verdict)})</h3>{html.case_extra_html(case)}")
     return "".join(parts)
@@ -86,7 +90,7 @@ METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid
 def run_metrics(summary: Mapping[str, Any]) -> dict[str, float | None]:
     """A run's headline numbers: DirErr per label and accuracy as means over its cases, the shares of
     invalid answers and of failed cases."""
-    cases = summary["cases"]
+    cases = [c for c in summary["cases"] if c.get("scores") is not None]
     out: dict[str, float | None] = {}
     for y in LABELS:
         values = [c["scores"]["dir_err"][y] for c in cases if c["scores"]["dir_err"][y] is not None]

@@ -15,7 +15,8 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
         "run_id": run.run_id,
         "model": s.model,
         "resolved": run.spec.resolved,
-        "revision": next((c["revision"] for c in cases), None),
+        "revision": next((c["revision"] for c in cases if c["revision"] is not None), None),
+        "model_revision": s.backend.model_revision,
         "prompt_set": run.prompt_set.name,
         "dataset": {
             "name": run.dataset.name,
@@ -30,6 +31,7 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
         "scenario_ids": [sc.id for sc in run.scenarios],
         "baseline": baseline_summary(run, cases),
         "thresholds": str(s.thresholds),
+        "threshold_sections": [f'model."{n}"' for n in run.thresholds.model_sections(run.spec)],
         "selection": {
             "framings": s.framings,
             "positions": s.positions,
@@ -37,7 +39,8 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
             "formats": s.formats,
         },
         "cases_run": len(cases),
-        "cases_failed": sum(not c["passed"] for c in cases),
+        "cases_failed": sum(not c["passed"] and c["error"] is None for c in cases),
+        "cases_errored": sum(c["error"] is not None for c in cases),
         "prompts_sent": sum(c["sent"] for c in cases),
         "usage": {
             "input_tokens": sum(c["usage"]["input_tokens"] for c in cases),

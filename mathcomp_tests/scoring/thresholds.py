@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..backends.models import ModelSpec, same_model
 from ..types import FRAMINGS, LABELS
 
 _RATES = ("invalid_rate", "error_rate")
@@ -28,6 +29,8 @@ class Ceilings:
     dir_err: dict[str, float]
     invalid_rate: float
     error_rate: float
+    sources: tuple[str, ...] = ()
+    """The sections these ceilings came from, in the order they were applied."""
     gate: str = DEFAULT_GATE
     max_increase: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(LABELS, DEFAULT_MAX_INCREASE)
@@ -38,6 +41,7 @@ class Ceilings:
             "dir_err": dict(self.dir_err),
             "invalid_rate": self.invalid_rate,
             "error_rate": self.error_rate,
+            "sources": list(self.sources),
             "gate": self.gate,
             "max_increase": dict(self.max_increase),
         }
@@ -48,15 +52,28 @@ class Thresholds:
     path: Path
     data: Mapping[str, Any]
 
-    def for_case(self, model_names: Iterable[str], framing: str) -> Ceilings:
-        """Ceilings for one case; ``model_names`` are the alias given and what it resolved to."""
-        blocks = [self.data.get("default", {}), self.data.get("framing", {}).get(framing, {})]
+    def model_sections(self, spec: ModelSpec) -> list[str]:
+        """The [model.*] sections that apply to ``spec``, however either spelled the model."""
+        bases = (self.path.parent,)
+        return [name for name in self.data.get("model", {}) if same_model(name, spec, bases)]
+
+    def for_case(self, spec: ModelSpec, framing: str) -> Ceilings:
+        """Ceilings for one case: [default], [framing.<f>], then each matching model section and its framing."""
+        blocks: list[tuple[str, Mapping[str, Any]]] = [
+            ("default", self.data.get("default", {})),
+            (f"framing.{framing}", self.data.get("framing", {}).get(framing, {})),
+        ]
         models = self.data.get("model", {})
-        for name in dict.fromkeys(model_names):
-            if name in models:
-                blocks += [models[name], models[name].get("framing", {}).get(framing, {})]
+        for name in self.model_sections(spec):
+            blocks += [
+                (f'model."{name}"', models[name]),
+                (f'model."{name}".framing.{framing}', models[name].get("framing", {}).get(framing, {})),
+            ]
         merged: dict[str, Any] = {"dir_err": {}}
-        for block in blocks:
+        sources = []
+        for where, block in blocks:
+            if any(k in block for k in _KEYS):
+                sources.append(where)
             for key in _RATES:
                 if key in block:
                     merged[key] = block[key]
@@ -69,13 +86,21 @@ class Thresholds:
             f"dir_err.{y}" for y in LABELS if y not in merged["dir_err"]
         ]
         if missing:
-            raise ThresholdsError(f"{self.path}: no ceiling for {', '.join(missing)} (set it in [default])")
+            raise ThresholdsError(
+                f"{self.path}: no ceiling for {', '.join(missing)} under framing {framing} (set it in [default])"
+            )
         ceilings = Ceilings(
             dir_err={y: float(merged["dir_err"][y]) for y in LABELS},
             invalid_rate=float(merged["invalid_rate"]),
             error_rate=float(merged["error_rate"]),
+            sources=tuple(sources),
         )
-        return _with_comparison_keys(ceilings, blocks)
+        return _with_comparison_keys(ceilings, [block for _, block in blocks])
+
+    def check_complete(self, spec: ModelSpec, framings: Iterable[str] = FRAMINGS) -> None:
+        """Raise ThresholdsError now, not case by case, when some framing would lack a ceiling."""
+        for framing in framings:
+            self.for_case(spec, framing)
 
 
 def _with_comparison_keys(ceilings: Ceilings, blocks: Iterable[Mapping[str, Any]]) -> Ceilings:

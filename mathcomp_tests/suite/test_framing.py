@@ -4,9 +4,12 @@ DirErr(y) is, among items whose gold label is not y, the share answered y. Each 
 stays under the ceilings in thresholds.toml, and that unreadable answers and failed requests stay rare.
 """
 
+import pytest
+
 from mathcomp_tests.scoring.case import CaseResult
 from mathcomp_tests.types import Condition
 
 
 def test_framing(condition: Condition, framing_result: CaseResult) -> None:
-    assert framing_result.passed, framing_result.explanation()
+    if not framing_result.passed:
+        pytest.fail(framing_result.explanation(), pytrace=False)
