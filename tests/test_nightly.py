@@ -89,3 +89,28 @@ def test_a_baseline_that_does_not_fit_fails_the_nightly_run_before_any_case(tmp_
         not (tmp_path / "reports" / "junit.xml").exists()
         or "testcase" not in (tmp_path / "reports" / "junit.xml").read_text()
     )
+
+
+def test_the_committed_baseline_fits_the_default_run() -> None:
+    """The nightly job compares with baseline.txt: it must still fit the bundled data and the default matrix
+    (after a change to fixtures/scenarios.csv or the demo model, rewrite it with `pytest --update-baseline`)."""
+    from mathcomp_tests import prompts
+    from mathcomp_tests.backends.models import resolve
+    from mathcomp_tests.data import datasets
+    from mathcomp_tests.run import DEFAULT_MODEL, Settings, conditions
+    from mathcomp_tests.scoring import baseline
+
+    committed = baseline.load(REPO / "baseline.txt")
+    spec = resolve(DEFAULT_MODEL)
+    dataset = datasets.resolve(None, None, REPO / ".mathcomp-cache")
+    committed.check_fits(
+        baseline.Fingerprint(
+            dataset=dataset.name,
+            dataset_sha256=baseline.sha256_of(dataset.path),
+            prompt_set=prompts.load_prompt_set(spec.prompt_set).name,
+            scenarios=tuple(s.id for s in dataset.scenarios),
+            cases=tuple(c.id for c in conditions(Settings())),
+        )
+    )
+    assert set(committed.cases) == {c.id for c in conditions(Settings())}
+    assert committed.model == spec.resolved

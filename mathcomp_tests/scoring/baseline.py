@@ -210,6 +210,16 @@ def from_run_dir(run_dir: Path) -> Baseline:
     )
 
 
+def _shown(dataset: str) -> str:
+    """A dataset inside the project by its relative path: the file is committed, the checkout moves."""
+    from ..paths import ROOT
+
+    try:
+        return str(Path(dataset).relative_to(ROOT))
+    except ValueError:
+        return dataset
+
+
 def render(baseline: Baseline) -> str:
     lines = [
         "# MathComp baseline: the per-item answers of one run, compared with later runs by --baseline.",
@@ -218,7 +228,7 @@ def render(baseline: Baseline) -> str:
         f"format: {FORMAT}",
         f"model: {baseline.model}",
         f"revision: {baseline.revision or ''}",
-        f"dataset: {baseline.dataset}",
+        f"dataset: {_shown(baseline.dataset)}",
         f"dataset-sha256: {baseline.dataset_sha256}",
         f"prompt-set: {baseline.prompt_set}",
         f"scenarios: {' '.join(baseline.scenarios)}",
