@@ -35,16 +35,19 @@ FLUSH_SECONDS = 0.25
 FLUSH_SIZE = 2000
 
 
-def cache_key(backend: Backend, prompt: Prompt, decoding: Decoding) -> str:
-    """Everything that decides the output, nothing that does not (timeouts, concurrency, batch size)."""
-    parts = {
-        "v": KEY_VERSION,
-        "model": backend.cache_identity(),
-        "inputs": backend.prompt_inputs(prompt),
-        "messages": [[m.role, m.content] for m in prompt.messages],
-        "decoding": decoding.as_key(),
-    }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+def cache_keys(backend: Backend, prompts: Sequence[Prompt], decoding: Decoding) -> list[str]:
+    """Everything that decides each output, nothing that does not (timeouts, concurrency, batch size)."""
+    model = json.dumps({"v": KEY_VERSION, "model": backend.cache_identity()}, sort_keys=True, default=str)
+    shared = json.dumps(decoding.as_key(), sort_keys=True)
+    keys = []
+    for prompt in prompts:
+        own = {
+            "inputs": backend.prompt_inputs(prompt),
+            "messages": [[m.role, m.content] for m in prompt.messages],
+        }
+        text = f"{model}\n{shared}\n{json.dumps(own, sort_keys=True, default=str)}"
+        keys.append(hashlib.sha256(text.encode()).hexdigest())
+    return keys
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ class CachedBackend:
         if self.cache is None:
             self.calls += len(prompts)
             return self.inner.complete(prompts, decoding, on_response)
-        keys = [cache_key(self.inner, p, decoding) for p in prompts]
+        keys = cache_keys(self.inner, prompts, decoding)
         hits = self.cache.get_many(keys)
         results: list[Response | None] = [hits.get(k) for k in keys]
         missing = [i for i, r in enumerate(results) if r is None]

@@ -189,8 +189,9 @@ def _case_id(nodeid: str) -> str | None:
 def _error_text(report: pytest.TestReport) -> str:
     """What a case that raised says: the exception's own line, secrets removed."""
     crash = getattr(report.longrepr, "reprcrash", None)
-    text = getattr(crash, "message", None) or report.longreprtext.strip().splitlines()[-1:] or ["error"]
-    return redact(text if isinstance(text, str) else text[0])[:2000]
+    lines = report.longreprtext.strip().splitlines()
+    text = getattr(crash, "message", None) or (lines[-1] if lines else "error")
+    return redact(str(text))[:2000]
 
 
 def _case_summary(report: pytest.TestReport) -> dict[str, Any] | None:
