@@ -159,3 +159,29 @@ def test_bad_gate_or_max_increase_names_the_key(tmp_path: Path, line: str, messa
     path.write_text(f"[default]\ndir_err = 0.2\ninvalid_rate = 0.1\nerror_rate = 0.0\n{line}\n")
     with pytest.raises(ThresholdsError, match=message):
         load(path)
+
+
+def test_the_failure_message_shows_the_interval_and_the_gated_end(tmp_path: Path) -> None:
+    from mathcomp_tests.scoring.verdict import explanation
+
+    path = tmp_path / "thresholds.toml"
+    path.write_text('[default]\ndir_err = 0.20\ninvalid_rate = 0.1\nerror_rate = 0.0\ngate = "lower"\n')
+    ceilings = load(path).for_case(SPEC, "neutral")
+
+    class _FakeResult:  # a fake CaseResult: only what explanation() reads
+        condition = type("C", (), {"id": "neutral-end-std-one-word"})()
+        model = "m"
+        scores = _scores(40, 100)
+        comparison = None
+        baseline_status = "none"
+
+        def __init__(self) -> None:
+            self.ceilings = ceilings
+            self.breaches = verdict.breaches(self.scores, ceilings)
+
+        def wrong_items(self, n: int) -> list[object]:
+            return []
+
+    text = explanation(_FakeResult())  # type: ignore[arg-type]
+    assert "gate: the lower end of the 95% interval is held to the ceiling" in text
+    assert "DirErr(more ) = 0.400, lower end 0.309 > 0.200   95% CI [0.309, 0.498]   (40/100 items" in text

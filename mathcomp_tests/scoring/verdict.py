@@ -59,10 +59,12 @@ def explanation(result: CaseResult) -> str:
         hits, denominator = metrics.dir_err_counts(scores.confusion, y)
         shown = "n/a" if value is None else f"{value:.3f}"
         interval = (scores.dir_err_ci or {}).get(y)
-        shown_ci = f" [95% CI {interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
+        shown_ci = f"   95% CI [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
+        if ceilings.gate != "point" and gate_value is not None:
+            shown += f", {ceilings.gate} end {gate_value:.3f}"
         mark = ">" if gate_value is not None and gate_value > ceilings.dir_err[y] else "<="
         lines.append(
-            f"  DirErr({y:<5}) = {shown}{shown_ci} {mark} {ceilings.dir_err[y]:.3f}"
+            f"  DirErr({y:<5}) = {shown} {mark} {ceilings.dir_err[y]:.3f}{shown_ci}"
             f"   ({hits}/{denominator} items whose gold is not {y} answered {y})"
         )
     for name in ("invalid_rate", "error_rate"):
