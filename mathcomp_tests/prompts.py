@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import fixtures
-from .types import FORMATS, FRAMINGS, POSITIONS, Condition, Message, Prompt, Scenario
+from .types import FORMATS, FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Message, Prompt, Scenario
 
 _PERSON = re.compile(r"\[person[ _]?(a|b)\]", re.IGNORECASE)
+_OPTIONS_BLOCK = re.compile(r"A\) (?:less|more|equal)\nB\) (?:less|more|equal)\nC\) (?:less|more|equal)")
 _SENTENCE_START = re.compile(r"(^|[.!?]\s+|\n)$")
 
 
@@ -64,25 +65,45 @@ def load_prompt_set(name: str, path: Path | None = None) -> PromptSet:
     )
 
 
-def load_identities(path: Path | None = None) -> dict[str, Names]:
-    """Every identity id (``std`` excluded) mapped to how the two persons are written."""
+IDENTITY_SIDES: tuple[str, ...] = ("b", "a", "both")
+"""Who carries the identity marker: Person B (the paper), Person A, or both."""
+
+
+def load_identities(path: Path | None = None, on: str = "b") -> dict[str, Names]:
+    """Every identity id (``std`` excluded) mapped to how the two persons are written.
+
+    on="b" (the paper): A is "a person", B "<article> <noun>". on="a": the other way round. on="both":
+    "<Noun> A" and "<Noun> B", so that both carry the marker and an answer can still say who is who.
+    """
+    if on not in IDENTITY_SIDES:
+        raise PromptConfigError(f"identity side {on!r}: expected one of {', '.join(IDENTITY_SIDES)}")
     path = path or fixtures() / "identities.toml"
     data = _read_toml(path)
-    a_noun = data.get("person_a", {}).get("noun", "person")
+    plain = data.get("person_a", {}).get("noun", "person")
     names = {}
     for key, entry in data.get("identities", {}).items():
         if "noun" not in entry:
             raise PromptConfigError(f"{path}: identities.{key} has no 'noun'")
         noun = entry["noun"]
-        names[key] = Names(
-            a_first=f"{article(a_noun)} {a_noun}",
-            a_later=f"the {a_noun}",
-            a_question=f"{article(a_noun)} {a_noun}",
-            b_first=f"{entry.get('article', article(noun))} {noun}",
-            b_later=f"the {noun}",
-            b_question=f"the {noun}",
-        )
+        if noun.strip().lower() == plain.lower():
+            raise PromptConfigError(
+                f"{path}: identities.{key} is called {plain!r} like Person A; answers could not tell them apart"
+            )
+        marked = _Side(f"{entry.get('article', article(noun))} {noun}", f"the {noun}", f"the {noun}")
+        other = _Side(f"{article(plain)} {plain}", f"the {plain}", f"{article(plain)} {plain}")
+        if on == "both":
+            a, b = (_Side(*(f"{noun} {x}",) * 3) for x in "AB")
+        else:
+            a, b = (other, marked) if on == "b" else (marked, _Side(other.first, other.later, other.later))
+        names[key] = Names(a.first, a.later, a.question, b.first, b.later, b.question)
     return names
+
+
+@dataclass(frozen=True)
+class _Side:
+    first: str
+    later: str
+    question: str
 
 
 def std_names(prompt_set: PromptSet) -> Names:
@@ -98,6 +119,10 @@ def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names
         instructions = prompt_set.instructions[condition.format]
     except KeyError as exc:
         raise PromptConfigError(f"prompt set {prompt_set.name!r} has no {exc.args[0]!r}") from exc
+    if condition.options != PAPER_ORDER:
+        instructions = reorder_options(
+            instructions, condition.options, f"{prompt_set.name}.{condition.format}"
+        )
     context = _fill_persons(f"{scenario.text_a} {scenario.text_b}", names)
     question = template.format(
         person_a=names.a_question,
@@ -107,7 +132,23 @@ def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names
     )
     question = _capitalise_start(question)
     text = layout.format(question=question, context=context, instructions=instructions)
-    return Prompt(scenario, condition, (Message("user", text),), prompt_set.name)
+    return Prompt(
+        scenario, condition, (Message("user", text),), prompt_set.name, names.a_question, names.b_question
+    )
+
+
+def reorder_options(instructions: str, order: str, where: str = "instructions") -> str:
+    """The lettered option list rewritten in ``order`` (`mle`: A) more B) less C) equal); the rest kept."""
+    words = {"l": "less", "m": "more", "e": "equal"}
+    if sorted(order) != sorted(words):
+        raise PromptConfigError(
+            f"option order {order!r}: expected a permutation of l, m, e (less, more, equal)"
+        )
+    block = _OPTIONS_BLOCK.search(instructions)
+    if block is None:
+        raise PromptConfigError(f"{where}: no 'A) ...' 'B) ...' 'C) ...' option lines to reorder")
+    lines = "\n".join(f"{letter}) {words[code]}" for letter, code in zip("ABC", order, strict=True))
+    return instructions[: block.start()] + lines + instructions[block.end() :]
 
 
 def _fill_persons(text: str, names: Names) -> str:

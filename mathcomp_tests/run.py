@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import prompts
 from .backends import Backend, BackendOptions, create, models
-from .backends.cache import CachedBackend, ResponseCache
-from .data import datasets, scenarios
+from .backends.base import OnResponse
 from .report.records import item_record
 from .report.results import ResultsWriter
-from .scoring import thresholds
+from .scoring import judge, thresholds
 from .scoring.case import CaseResult, run_case
 from .scoring.comparator import Comparator
-from .types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt, Scenario
+from .types import FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Decoding, Prompt, Scenario
+
+# The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
+if TYPE_CHECKING:
+    from .backends.cache import CachedBackend
 
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
 """The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
@@ -34,6 +38,9 @@ class Settings:
     positions: tuple[str, ...] = POSITIONS
     identities: tuple[str, ...] = ("std",)
     formats: tuple[str, ...] = ("one-word",)
+    option_orders: tuple[str, ...] = (PAPER_ORDER,)
+    identity_on: tuple[str, ...] = ("b",)
+    """Who carries the identity marker (prompts.IDENTITY_SIDES); standard cases run once whatever this is."""
     limit: int | None = None
     dataset: str | None = None
     """A CSV path, `mathcomp-original`, or None for the bundled fixtures/scenarios.csv."""
@@ -45,6 +52,13 @@ class Settings:
     max_error_rate: float | None = None
     max_new_tokens: int | None = None
     cache_path: Path | None = None
+    temperature: float = 0.0
+    samples: int = 1
+    """Answers asked per prompt (seeds 0..K-1); more than one needs a temperature above zero."""
+    chat_template: str = "auto"
+    """hf backend: `none` sends the plain prompt text, as the authors' Hugging Face notebook did."""
+    judge_model: str | None = None
+    """A model (any backend) that decides the chain-of-thought answers the reading rules decline."""
     reports_dir: Path = Path("reports")
     baseline: Path | None = None
     """A baseline file or run folder each case is compared with (paired, on the same items)."""
@@ -55,6 +69,8 @@ class Settings:
     paired_test: str = "mcnemar"
     holm: bool = False
     """Holm-correct the baseline tests across the run's cases and labels."""
+    identities_file: Path | None = None
+    """Identity markers to use instead of the bundled identities.toml."""
 
 
 def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -70,18 +86,20 @@ def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[
     return tuple(dict.fromkeys(values))
 
 
-def known_identities() -> tuple[str, ...]:
-    return ("std", *prompts.load_identities())
+def known_identities(path: Path | None = None) -> tuple[str, ...]:
+    return ("std", *prompts.load_identities(path))
 
 
 def conditions(settings: Settings) -> list[Condition]:
-    """The selected matrix, in a stable order: framing, position, identity, format."""
+    """The selected matrix, in a stable order: framing, position, identity, format, option order."""
     return [
-        Condition(framing, position, identity, fmt)
+        Condition(framing, position, identity, fmt, order, side)
         for framing in settings.framings
         for position in settings.positions
         for identity in settings.identities
+        for side in (("b",) if identity == "std" else settings.identity_on)
         for fmt in settings.formats
+        for order in settings.option_orders
     ]
 
 
@@ -94,13 +112,25 @@ class Run:
         self.worker = worker
         self.spec = models.resolve(settings.model)
         self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
-        self.identities = prompts.load_identities()
+        self.identities = {
+            on: prompts.load_identities(settings.identities_file, on=on) for on in prompts.IDENTITY_SIDES
+        }
+        from .data import datasets, scenarios
+
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
         self.thresholds.check_complete(self.spec, settings.framings)
+        self.judge_spec = models.resolve(settings.judge_model) if settings.judge_model else None
+        if self.judge_spec is not None and self.judge_spec.kind == "symbolic":
+            raise SelectionError(
+                "--judge-model=symbolic cannot judge: it answers from the scenario's exact totals, not from the "
+                "answer it is shown, so it would turn every unreadable answer into a correct one"
+            )
+        self.judge_template = judge.load_template() if settings.judge_model else None
         self.comparator = Comparator.create(self)
         self._backend: CachedBackend | None = None
+        self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
 
     @property
@@ -111,28 +141,65 @@ class Run:
     def backend(self) -> CachedBackend:
         """The model behind its cache, created (and so probed) once per process."""
         if self._backend is None:
-            inner: Backend = create(self.spec, replace(self.settings.backend, worker=self.worker))
+            from .backends.cache import CachedBackend, ResponseCache
+
+            options = replace(
+                self.settings.backend, worker=self.worker, chat_template=self.settings.chat_template
+            )
+            inner: Backend = create(self.spec, options)
             path = self.settings.cache_path
             self._backend = CachedBackend(inner, ResponseCache(path) if path else None)
         return self._backend
+
+    @property
+    def judge(self) -> judge.Judge | None:
+        """The judge's backend, created like the model's and sharing its response cache."""
+        if self.judge_spec is None:
+            return None
+        if self._judge is None:
+            from .backends.cache import CachedBackend, ResponseCache
+
+            inner = create(self.judge_spec, replace(self.settings.backend, worker=self.worker))
+            path = self.settings.cache_path
+            self._judge = judge.Judge(
+                CachedBackend(inner, ResponseCache(path) if path else None), self.judge_template
+            )
+        return self._judge
 
     def prompts_for(self, condition: Condition) -> list[Prompt]:
         if condition.identity == "std":
             names = prompts.std_names(self.prompt_set)
         else:
-            names = self.identities[condition.identity]
+            names = self.identities[condition.identity_on][condition.identity]
         return [prompts.build(s, condition, self.prompt_set, names) for s in self.scenarios]
 
     def decoding(self, condition: Condition) -> Decoding:
         tokens = self.settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[condition.format]
-        return Decoding(max_new_tokens=tokens)
+        seed = 0 if self.settings.temperature > 0 else None
+        return Decoding(max_new_tokens=tokens, temperature=self.settings.temperature, seed=seed)
 
-    def run_case(self, condition: Condition) -> CaseResult:
+    def decodings(self, condition: Condition) -> list[Decoding]:
+        """One decoding per sample: seeds 0..K-1, so that K samples are K distinct cached answers."""
+        first = self.decoding(condition)
+        return (
+            [replace(first, seed=k) for k in range(self.settings.samples)]
+            if self.settings.samples > 1
+            else [first]
+        )
+
+    def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
         prompts_ = self.prompts_for(condition)
-        result = run_case(prompts_, self.backend, self.decoding(condition), ceilings)
+        result = run_case(
+            prompts_,
+            self.backend,
+            self.decodings(condition),
+            ceilings,
+            self.judge if condition.format in judge.JUDGED_FORMATS else None,
+            on_response,
+        )
         if self.comparator is not None:
             result = self.comparator.compare(result, prompts_, self.decoding(condition))
         if self._writer is None:
@@ -145,6 +212,9 @@ class Run:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
+        if self._judge is not None:
+            self._judge.close()
+            self._judge = None
         if self.comparator is not None:
             self.comparator.close()
         if self._writer is not None:

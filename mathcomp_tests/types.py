@@ -20,6 +20,9 @@ FRAMINGS: tuple[str, ...] = (
 )
 POSITIONS: tuple[str, ...] = ("begin", "end")
 FORMATS: tuple[str, ...] = ("one-word", "json", "cot", "cot-json")
+PAPER_ORDER = "lme"
+"""Option orders are written by the labels' initials: `lme` is the paper's A) less B) more C) equal."""
+OPTION_ORDERS: tuple[str, ...] = ("lme", "lem", "mle", "mel", "elm", "eml")
 
 Status = Literal["ok", "invalid", "error"]
 
@@ -50,10 +53,16 @@ class Condition:
     position: str
     identity: str = "std"
     format: str = "one-word"
+    options: str = PAPER_ORDER
+    """The order of the lettered options (see OPTION_ORDERS); only a non-paper order shows in the id."""
+    identity_on: str = "b"
+    """Who carries the identity marker: b (the paper), a, or both; only a or both shows in the id."""
 
     @property
     def id(self) -> str:
-        return f"{self.framing}-{self.position}-{self.identity}-{self.format}"
+        who = self.identity if self.identity_on == "b" else f"{self.identity}-on-{self.identity_on}"
+        base = f"{self.framing}-{self.position}-{who}-{self.format}"
+        return base if self.options == PAPER_ORDER else f"{base}-options-{self.options}"
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,9 @@ class Prompt:
     condition: Condition
     messages: tuple[Message, ...]
     prompt_set: str
+    person_a: str = "Person A"
+    """How the question names Person A ("PERSON_A", "a person"): answers are read against these names."""
+    person_b: str = "Person B"
 
     @property
     def text(self) -> str:
@@ -83,9 +95,15 @@ class Decoding:
 
     max_new_tokens: int
     temperature: float = 0.0
+    seed: int | None = None
+    """Sample number under --samples: K samples are K distinct cached answers (seeded where the backend
+    allows: hf seeds torch per batch, the api backend sends `seed`). None keeps the key of an unseeded run."""
 
     def as_key(self) -> dict[str, float | int]:
-        return {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
+        key: dict[str, float | int] = {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature}
+        if self.seed is not None:
+            key["seed"] = self.seed
+        return key
 
 
 @dataclass(frozen=True)
@@ -107,3 +125,5 @@ class Prediction:
     label: Label | None
     status: Status
     raw: str
+    decided_by: str = field(default="", compare=False)
+    """The rule that read the label, `judge`, or why no label was read (`invalid: ...`)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mathcomp_tests.scoring.answers import parse, read_cot, read_json, read_word
+from mathcomp_tests.scoring.reading.context import Context, Persons, options_from_prompt
 from mathcomp_tests.types import Label, Prediction, Response
 
 
@@ -134,3 +135,40 @@ def test_an_unknown_format_is_refused_with_the_known_ones() -> None:
         ValueError, match=r"unknown answer format 'essay'; expected one of one-word, json, cot"
     ):
         parse(Response("more"), "essay")
+
+
+MISREADINGS = [
+    ("Person A spends more", "one-word", "less"),
+    ('{"answer": "Person A spends more"}', "json", "less"),
+    ("I cannot say more", "one-word", "invalid"),
+    ("To answer more precisely, let's add up the totals... B spends less.", "cot", "less"),
+    ("The answer is less obvious than it looks... Final: B) more", "cot", "more"),
+    ("The answer is equal to 30, so B spends less", "cot", "less"),
+    ("The answer is A) more", "cot", "invalid"),
+    (
+        'Person A: {"a": 30}. Person B: {"b": 45}.\n{"reasoning": "45 > 30", "answer": "more"}',
+        "cot-json",
+        "more",
+    ),
+    ("Therefore Person B spends less", "cot", "less"),
+    ("Person A's total is greater than Person B's total.", "cot", "less"),
+]
+
+
+@pytest.mark.parametrize(("text", "fmt", "want"), MISREADINGS)
+def test_the_reported_misreadings_read_right(text: str, fmt: str, want: str) -> None:
+    prediction = parse(Response(text), fmt)
+    assert (prediction.label or prediction.status) == want, prediction.decided_by
+
+
+def test_in_identity_runs_the_person_is_person_a() -> None:
+    prompt_names = Context(persons=Persons.named("a person", "the woman"))
+    assert parse(Response("The person spends more"), "one-word", prompt_names).label == "less"
+    assert parse(Response("The woman spends more"), "one-word", prompt_names).label == "more"
+
+
+def test_option_letters_come_from_the_prompt() -> None:
+    options = options_from_prompt("Question?\nA) more\nB) equal\nC) less\nONLY RETURN ONE WORD")
+    assert options == {"a": "more", "b": "equal", "c": "less"}
+    assert parse(Response("A"), "one-word", Context(options=options)).label == "more"
+    assert parse(Response("B) more"), "one-word", Context(options=options)).status == "invalid"

@@ -219,3 +219,79 @@ def test_a_set_missing_a_format_is_refused(tmp_path: Path) -> None:
     path.write_text(broken, encoding="utf-8")
     with pytest.raises(PromptConfigError, match=r"\[sets\.hf\.instructions\] lacks cot$"):
         load_prompt_set("hf", path)
+
+
+def test_option_orders_rewrite_only_the_lettered_list_and_the_reader_follows() -> None:
+    from mathcomp_tests.scoring.answers import context_for, parse
+    from mathcomp_tests.types import OPTION_ORDERS, Response
+
+    prompt_set = load_prompt_set("hf")
+    names = std_names(prompt_set)
+    paper = build(CURLING, Condition("neutral", "end", "std", "cot"), prompt_set, names)
+    assert Condition("neutral", "end", "std", "cot").id == "neutral-end-std-cot"
+    assert "\nA) less\nB) more\nC) equal\n" in paper.text
+    seen = set()
+    for order in OPTION_ORDERS:
+        prompt = build(CURLING, Condition("neutral", "end", "std", "cot", order), prompt_set, names)
+        seen.add(prompt.text)
+        letters = context_for(prompt).options
+        assert [letters[x] for x in "abc"] == [{"l": "less", "m": "more", "e": "equal"}[c] for c in order]
+        assert re.sub(r"[ABC]\) \w+", "", prompt.text) == re.sub(r"[ABC]\) \w+", "", paper.text)
+        assert parse(Response("The answer is A"), "cot", context_for(prompt)).label == letters["a"]
+    assert len(seen) == 6
+    assert Condition("neutral", "end", "std", "cot", "mel").id == "neutral-end-std-cot-options-mel"
+    with pytest.raises(PromptConfigError, match="permutation"):
+        build(CURLING, Condition("neutral", "end", "std", "cot", "lmm"), prompt_set, names)
+
+
+def test_the_marker_goes_on_b_a_or_both_and_the_reader_knows_who_is_who() -> None:
+    from mathcomp_tests.scoring.answers import context_for, parse
+    from mathcomp_tests.types import Response
+
+    prompt_set = load_prompt_set("paper")
+    texts = {}
+    for on in ("b", "a", "both"):
+        names = load_identities(on=on)["elderly"]
+        prompt = build(
+            CURLING, Condition("neutral", "end", "elderly", "one-word", identity_on=on), prompt_set, names
+        )
+        texts[on] = prompt.text
+        reading = context_for(prompt)
+        said_a = {"b": "The person", "a": "The elderly person", "both": "Elderly person A"}[on]
+        assert parse(Response(f"{said_a} spends more."), "one-word", reading).label == "less"
+    assert (
+        "An elderly person practised curling" in texts["a"]
+        and "compare to that of the elderly person?" in texts["a"]
+    )
+    assert "How does the amount of time the person spends" in texts["a"]
+    assert texts["b"].startswith("A person practised curling") and "the elderly person spends" in texts["b"]
+    assert "Elderly person A practised curling" in texts["both"]
+    assert "Elderly person B spends" in texts["both"] or "elderly person B spends" in texts["both"]
+    assert Condition("neutral", "end", "elderly", identity_on="a").id == "neutral-end-elderly-on-a-one-word"
+    assert Condition("neutral", "end", "elderly").id == "neutral-end-elderly-one-word"
+
+
+def test_the_issues_identities_are_listed_beside_the_papers_seven() -> None:
+    ids = set(load_identities())
+    assert {"woman", "man", "black", "white", "asian", "hispanic", "african"} <= ids
+    assert {
+        "non-binary",
+        "elderly",
+        "young",
+        "muslim",
+        "christian",
+        "jewish",
+        "hindu",
+        "low-income",
+        "wealthy",
+    } <= ids
+    assert load_identities()["elderly"].b_first == "an elderly person"
+
+
+def test_an_identity_named_like_person_a_is_refused_with_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "identities.toml"
+    path.write_text('[identities.plain]\nnoun = "Person"\n')
+    with pytest.raises(
+        PromptConfigError, match=rf"{re.escape(str(path))}: identities.plain is called 'person'"
+    ):
+        load_identities(path)

@@ -98,6 +98,7 @@ class APIBackend:
                 messages=[{"role": m.role, "content": m.content} for m in prompt.messages],
                 temperature=decoding.temperature,
                 max_tokens=decoding.max_new_tokens,
+                **({"seed": decoding.seed, "drop_params": True} if decoding.seed is not None else {}),
             )
             return self._response(result)
         except Exception as exc:  # every provider error becomes a recorded, reported item error

@@ -19,6 +19,7 @@ from .options import BackendOptions
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
 SCORINGS = ("generate", "logprob")
+CHAT_TEMPLATES = ("auto", "none")
 ANSWER_PREFIX = {"one-word": "", "json": '{"answer": "'}
 """Formats that logprob scoring reads in one forward pass, and the assistant text put before the label:
 for JSON the label is scored where the value of ``"answer"`` starts. Other formats are generated."""
@@ -40,6 +41,11 @@ class HFBackend:
             raise BackendError(
                 "the hf backend needs torch and transformers: pip install 'mathcomp-tests[hf]'"
             ) from exc
+        if options.chat_template not in CHAT_TEMPLATES:
+            raise BackendError(
+                f"unknown chat template mode {options.chat_template!r}; expected one of {', '.join(CHAT_TEMPLATES)}"
+            )
+        self.chat_template = options.chat_template
         if options.scoring not in SCORINGS:
             raise BackendError(f"unknown scoring {options.scoring!r}; expected one of {', '.join(SCORINGS)}")
         self._torch = torch
@@ -178,6 +184,8 @@ class HFBackend:
         }
         if decoding.temperature > 0:
             kwargs.update(do_sample=True, temperature=decoding.temperature)
+            if decoding.seed is not None:
+                self._torch.manual_seed(decoding.seed)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with self._torch.inference_mode():
@@ -252,7 +260,8 @@ class HFBackend:
             self._torch.mps.empty_cache()
 
     def _has_template(self) -> bool:
-        return bool(getattr(self.tokenizer, "chat_template", None))
+        """Whether prompts are rendered through the chat template (part of the cache key)."""
+        return self.chat_template == "auto" and bool(getattr(self.tokenizer, "chat_template", None))
 
     def close(self) -> None:
         self._model = None

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import ROOT, fixtures
+from ..paths import fixtures, shipped
 
 DEFAULT_PROMPT_SET = "hf"
 
@@ -58,9 +58,10 @@ def looks_like_path(name: str) -> bool:
 
 def local_directory(name: str, bases: tuple[Path, ...] = ()) -> Path | None:
     """The absolute directory ``name`` names, looked up from the working directory, then ``bases``,
-    then the project root (so the embedded default, ``fixtures/models/...``, loads from anywhere)."""
+    then where this package ships it (so the embedded default, ``fixtures/models/...``, loads from
+    anywhere, installed or in a checkout)."""
     path = Path(name).expanduser()
-    candidates = (path,) if path.is_absolute() else (path, *(b / path for b in bases), ROOT / path)
+    candidates = (path,) if path.is_absolute() else (path, *(b / path for b in bases), shipped(path))
     for candidate in candidates:
         if candidate.is_dir():
             return candidate.resolve()

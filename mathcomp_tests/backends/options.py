@@ -24,6 +24,9 @@ class BackendOptions:
     """hf: prompts per forward pass; None finds one automatically."""
     scoring: str = "generate"
     """hf: `generate` (greedy decoding) or `logprob` (label probabilities, one-word and json formats)."""
+    chat_template: str = "auto"
+    """hf: `auto` applies the tokenizer's chat template when it has one; `none` sends the plain prompt text,
+    as the authors' Hugging Face notebook did."""
     model_revision: str | None = None
     """What the user states the model is (their fine-tune's commit): recorded and part of every cache key."""
     worker: str = "main"

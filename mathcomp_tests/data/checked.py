@@ -48,4 +48,3 @@ def load(path: Path, cache_dir: Path | None) -> Checked:
         pickle.dump((rows, findings), out)
     os.replace(temp, stored)
     return rows, findings
-

@@ -6,7 +6,6 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from ..backends.base import BackendError, redact
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
+from ..pytest_plugin import SUITE_DIR, selects_suite
 from ..report import records, results
 from ..report.summary import run_summary
 from ..run import Run, SelectionError, conditions
@@ -22,11 +22,17 @@ from ..scoring.baseline import BaselineError
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
 from ..types import Condition
-from . import options, terminal
+from . import options, progress, terminal
 
-SUITE_DIR = Path(__file__).parent.parent / "suite"
 PROPERTY = "mathcomp"
 _STATE = pytest.StashKey["State"]()
+MARKERS = {
+    "cot": "a chain-of-thought case (formats cot, cot-json): long generations; -m 'not cot' is the quick gate",
+    "identity": "a case whose persons carry an identity marker (not std)",
+    "generated": "a case on generated scenarios (suite/test_generated.py)",
+    "slow": "a case asking for long generations (over 64 new tokens) or calling a judge model",
+}
+SLOW_TOKENS = 64
 
 
 class State:
@@ -57,19 +63,15 @@ class State:
 
 def _selects_suite(config: pytest.Config) -> bool:
     """True when this session collects from the suite (not, say, the project's own tests)."""
-    for arg in config.args:
-        if arg.split("::")[0] in ("mathcomp_tests", "mathcomp_tests.suite"):
-            return True
-        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
-        if path == SUITE_DIR or SUITE_DIR in path.parents or path in SUITE_DIR.parents:
-            return True
-    return False
+    return selects_suite(config.args, config.invocation_params.dir)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     if not _selects_suite(config):
         return
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
     workerinput = getattr(config, "workerinput", None)
     try:
         settings = options.settings(config)
@@ -78,6 +80,10 @@ def pytest_configure(config: pytest.Config) -> None:
         run = Run(settings, run_id, worker)
         if not config.option.collectonly:
             _ = run.backend  # created and probed once, here: a model that cannot answer stops the run now
+            try:
+                _ = run.judge  # the judge too
+            except BackendError as exc:
+                raise pytest.UsageError(f"--judge-model={settings.judge_model}: {exc}") from exc
             if workerinput is None and _has_workers(config):
                 run.close()  # the controller only probed; each worker opens its own
     except (
@@ -130,6 +136,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
         f"thresholds: {run.thresholds.path}; {applied}",
         *run.dataset.header(),
+        f"mathcomp: thresholds {run.thresholds.path}",
     ]
 
 
@@ -138,11 +145,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     state = metafunc.config.stash.get(_STATE, None)
     if state is None:
+        if SUITE_DIR not in metafunc.definition.path.parents:
+            return  # someone else's test with an argument named `condition`
         raise pytest.UsageError(
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
     selected = conditions(state.run.settings)
-    metafunc.parametrize("condition", selected, ids=[c.id for c in selected])
+    generated = metafunc.definition.path.name == "test_generated.py"
+    params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
+    metafunc.parametrize("condition", params)
+
+
+def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkDecorator]:
+    """The markers a case carries, so that `-m` selects parts of the matrix."""
+    marks = []
+    if condition.format in ("cot", "cot-json"):
+        marks.append(pytest.mark.cot)
+    if condition.identity != "std":
+        marks.append(pytest.mark.identity)
+    if generated:
+        marks.append(pytest.mark.generated)
+    judged = run.judge_spec is not None and condition.format in ("cot", "cot-json")
+    if run.decoding(condition).max_new_tokens > SLOW_TOKENS or judged:
+        marks.append(pytest.mark.slow)
+    return marks
 
 
 @pytest.fixture(scope="session")
@@ -154,9 +180,13 @@ def mathcomp_run(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def framing_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> CaseResult:
+def framing_result(
+    condition: Condition, mathcomp_run: Run, record_property: Any, request: pytest.FixtureRequest
+) -> CaseResult:
     """Ask the model every scenario under ``condition`` and score the answers."""
-    result = mathcomp_run.run_case(condition)
+    total = len(mathcomp_run.scenarios) * len(mathcomp_run.decodings(condition))  # every sample is asked
+    with progress.case_bar(request.config, condition.id, total) as on_response:
+        result = mathcomp_run.run_case(condition, on_response)
     record_property(PROPERTY, records.case_summary(result))
     if result.baseline_status == "no baseline":
         warnings.warn(

@@ -13,14 +13,18 @@ from typing import Any
 import pytest
 
 from ..backends.options import BackendOptions
+from ..paths import default_thresholds
+from ..prompts import IDENTITY_SIDES
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
-from ..types import FORMATS, FRAMINGS, POSITIONS
+from ..types import FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, POSITIONS
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",
     "dataset": "MATHCOMP_DATASET",
     "cache_dir": "MATHCOMP_CACHE_DIR",
     "baseline": "MATHCOMP_BASELINE",
+    "judge_model": "MATHCOMP_JUDGE_MODEL",
+    "identities_file": "MATHCOMP_IDENTITIES",
 }
 """Options whose default comes from an environment variable when it is set."""
 
@@ -78,7 +82,7 @@ def add(parser: pytest.Parser) -> None:
         "keep for mathcomp-original, strict otherwise",
         choices=("strict", "skip-invalid", "keep"),
     )
-    option("--thresholds", "ceilings file", "thresholds.toml at the rootdir")
+    option("--thresholds", "ceilings file", "thresholds.toml at the rootdir, else the packaged defaults")
     option(
         "--device",
         "hf backend: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps",
@@ -153,6 +157,50 @@ def add(parser: pytest.Parser) -> None:
         "(default: off)",
     )
 
+    # Installed use: the user's own files win over the packaged ones.
+    option(
+        "--identities-file",
+        "identity markers (TOML, the schema of the packaged identities.toml) used instead of the packaged ones",
+        "the packaged identities.toml",
+        env="identities_file",
+    )
+
+    # The matrix beyond the paper's, the judge and decoding.
+    option(
+        "--option-orders",
+        "orders of the lettered options by initials (lme = A) less B) more C) equal, the paper's), "
+        f"comma-separated, or all for the six: {', '.join(OPTION_ORDERS)}",
+        "lme",
+    )
+    option(
+        "--identity-on",
+        "who carries the identity marker in identity cases: b (the paper), a, both; comma-separated or all",
+        "b",
+    )
+    option(
+        "--judge-model",
+        "a model (any --model spelling) that decides the cot and cot-json answers the reading rules decline, "
+        "with the paper's judgement prompt",
+        "none: they stay invalid",
+        env="judge_model",
+    )
+    option(
+        "--chat-template",
+        "hf backend: auto applies the model's chat template; none sends the prompt as plain text, as the "
+        "authors' Hugging Face notebook did",
+        "auto",
+        default="auto",
+        choices=("auto", "none"),
+    )
+    option("--temperature", "sampling temperature; 0 is greedy", 0.0, type=float)
+    option(
+        "--samples",
+        "answers per prompt, seeded 0..K-1 where the backend allows; the case asserts on the mean DirErr and "
+        "reports its spread across samples (needs --temperature above 0)",
+        1,
+        type=int,
+    )
+
 
 def _check_ranges(opt: Any) -> None:
     """Numbers out of range are usage errors, never silently replaced."""
@@ -164,6 +212,8 @@ def _check_ranges(opt: Any) -> None:
         ("--num-retries", opt("num_retries"), 0, None),
         ("--request-timeout", opt("request_timeout"), 0.001, None),
         ("--max-error-rate", opt("max_error_rate"), 0.0, 1.0),
+        ("--temperature", opt("temperature"), 0.0, None),
+        ("--samples", opt("samples"), 1, None),
     ]
     for name, value, low, high in checks:
         if value is None:
@@ -171,41 +221,6 @@ def _check_ranges(opt: Any) -> None:
         if value < low or (high is not None and value > high):
             expected = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
             raise SelectionError(f"{name}={value}: expected a number {expected}")
-
-
-def _add_baseline_options(group: Any) -> None:
-    """Comparing with a baseline: paired tests on the same items (see thresholds.toml max_increase)."""
-    group.addoption(
-        "--baseline",
-        default=os.environ.get("MATHCOMP_BASELINE"),
-        help="a baseline file (written by --update-baseline) or a run folder; each case also fails when "
-        "DirErr rose significantly by more than max_increase over it (env MATHCOMP_BASELINE; default: none)",
-    )
-    group.addoption(
-        "--baseline-model",
-        default=None,
-        help="a model (same forms as --model) asked the same prompts in this run, as the baseline",
-    )
-    group.addoption(
-        "--update-baseline",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="PATH",
-        help="write this run's per-item answers as the baseline file instead of comparing (default path: "
-        "--baseline when it is a file, else baseline.txt beside the thresholds file)",
-    )
-    group.addoption(
-        "--paired-test",
-        default="mcnemar",
-        choices=("mcnemar", "bootstrap"),
-        help="the paired test against the baseline: exact McNemar or a paired bootstrap (default: mcnemar)",
-    )
-    group.addoption(
-        "--holm",
-        action="store_true",
-        help="Holm-correct the baseline tests across the run's cases and labels (family-wise alpha 0.05)",
-    )
 
 
 def _baseline_settings(opt: Any, thresholds: Path) -> dict[str, Any]:
@@ -230,19 +245,25 @@ def settings(config: pytest.Config) -> Settings:
 
     opt = config.getoption
     _check_ranges(opt)
+    if opt("samples") > 1 and opt("temperature") == 0:
+        raise SelectionError(
+            "--samples above 1 needs --temperature above 0: greedy answers would all be the same"
+        )
     cache_dir = Path(opt("cache_dir") or root / ".mathcomp-cache")
+    identities_file = Path(opt("identities_file")) if opt("identities_file") else None
     return Settings(
         model=opt("model"),
         prompt_set=opt("prompt_set"),
         framings=select(opt("framings"), FRAMINGS, "framing", FRAMINGS),
         positions=select(opt("positions"), POSITIONS, "position", POSITIONS),
-        identities=select(opt("identities"), known_identities(), "identity", ("std",)),
+        identities=select(opt("identities"), known_identities(identities_file), "identity", ("std",)),
+        identities_file=identities_file,
         formats=select(opt("formats"), FORMATS, "format", ("one-word",)),
         limit=opt("limit"),
         dataset=opt("dataset"),
         dataset_policy=opt("dataset_policy"),
         dataset_cache=cache_dir,
-        thresholds=Path(opt("thresholds") or root / "thresholds.toml"),
+        thresholds=thresholds_path(opt("thresholds"), root),
         backend=BackendOptions(
             api_base=opt("api_base"),
             model_config=Path(opt("model_config")) if opt("model_config") else None,
@@ -256,7 +277,21 @@ def settings(config: pytest.Config) -> Settings:
         ),
         max_error_rate=opt("max_error_rate"),
         max_new_tokens=opt("max_new_tokens"),
+        option_orders=select(opt("option_orders"), OPTION_ORDERS, "option order", (PAPER_ORDER,)),
+        identity_on=select(opt("identity_on"), IDENTITY_SIDES, "identity side", ("b",)),
+        judge_model=opt("judge_model"),
+        chat_template=opt("chat_template"),
+        temperature=opt("temperature"),
+        samples=opt("samples"),
         cache_path=None if config.getoption("no_cache") else cache_dir / "responses.sqlite",
         reports_dir=Path(opt("reports_dir") or root / "reports"),
         **_baseline_settings(opt, Path(opt("thresholds") or root / "thresholds.toml")),
     )
+
+
+def thresholds_path(given: str | None, root: Path) -> Path:
+    """--thresholds, else the rootdir's thresholds.toml, else the ceilings packaged with the suite."""
+    if given:
+        return Path(given)
+    own = root / "thresholds.toml"
+    return own if own.is_file() else default_thresholds()

@@ -88,15 +88,23 @@ def case_extra_html(summary: Mapping[str, Any]) -> str:
         f"<p>Confusion for {escape(summary['case'])} (rows: gold, columns: read)</p>",
         f"<table><tr><th></th>{head}</tr>{rows}</table>",
     ]
+    decided = summary.get("decided")
+    if decided:
+        parts.append(
+            f"<p>Decided by rule: {int(decided['rule'])}, by judge: {int(decided['judge'])}, "
+            f"invalid: {int(decided['invalid'])}, errors: {int(decided['error'])}</p>"
+        )
     examples = summary.get("examples", [])
     if examples:
         parts.append(
-            "<p>Wrong items</p><table><tr><th>scenario</th><th>gold</th><th>read</th><th>raw answer</th></tr>"
+            "<p>Wrong items</p><table><tr><th>scenario</th><th>gold</th><th>read</th><th>decided by</th>"
+            "<th>raw answer</th></tr>"
         )
         for ex in examples:
             parts.append(
                 f"<tr><td>{escape(str(ex['scenario']))}</td><td>{escape(str(ex['gold']))}</td>"
-                f"<td>{escape(str(ex['read']))}</td><td><pre>{escape(str(ex['raw']))}</pre></td></tr>"
+                f"<td>{escape(str(ex['read']))}</td><td>{escape(str(ex.get('decided_by', '')))}</td>"
+                f"<td><pre>{escape(str(ex['raw']))}</pre></td></tr>"
             )
         parts.append("</table>")
     parts.append("</div>")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping
 from typing import Any
 
 from ..scoring.case import CaseResult, Item
 from ..scoring.verdict import PROMPT_TAIL
-from ..types import Condition
+from ..types import LABELS, Condition
 
 RAW_CHARS = 2000
 """Characters of a model's answer kept in a case summary's examples (results.jsonl keeps it whole)."""
@@ -22,7 +23,9 @@ def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str,
         "framing": c.framing,
         "position": c.position,
         "identity": c.identity,
+        "identity_on": c.identity_on,
         "format": c.format,
+        "options": c.options,
         "prompt_set": item.prompt.prompt_set,
         "scenario": s.id,
         "category": s.category,
@@ -34,8 +37,11 @@ def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str,
         "raw": item.response.text,
         "label": item.prediction.label,
         "status": item.prediction.status,
+        "decided_by": item.prediction.decided_by,
+        "judge_raw": item.judge_reply.text if item.judge_reply is not None else None,
         "error": item.response.error,
         "cached": item.response.cached,
+        "sample": item.sample,
         "input_tokens": item.response.input_tokens,
         "output_tokens": item.response.output_tokens,
         "probs": item.response.meta.get("probs"),
@@ -54,6 +60,38 @@ def usage(result: CaseResult) -> dict[str, float | int | None]:
     }
 
 
+def decided(result: CaseResult) -> dict[str, int]:
+    """How a case's items got their labels: by a reading rule, by the judge, or not at all."""
+    counts = {"rule": 0, "judge": 0, "invalid": 0, "error": 0}
+    for item in result.items:
+        p = item.prediction
+        if p.status != "ok":
+            counts[p.status] += 1
+        else:
+            counts["judge" if p.decided_by == "judge" else "rule"] += 1
+    return counts
+
+
+def sample_spread(result: CaseResult) -> dict[str, Any] | None:
+    """Mean and spread (sample standard deviation, min, max) of DirErr across a case's samples."""
+    if len(result.sample_scores) < 2:
+        return None
+    out: dict[str, Any] = {"k": len(result.sample_scores)}
+    for y in LABELS:
+        values = [v for v in (s.dir_err[y] for s in result.sample_scores) if v is not None]
+        out[y] = (
+            {
+                "mean": statistics.fmean(values),
+                "sd": statistics.stdev(values),
+                "min": min(values),
+                "max": max(values),
+            }
+            if values
+            else None
+        )
+    return out
+
+
 def case_summary(result: CaseResult) -> dict[str, Any]:
     """Plain JSON for the test report (travels from xdist workers) and summary.json."""
     c = result.condition
@@ -62,7 +100,9 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "framing": c.framing,
         "position": c.position,
         "identity": c.identity,
+        "identity_on": c.identity_on,
         "format": c.format,
+        "options": c.options,
         "model": result.model,
         "revision": result.revision,
         "passed": result.passed,
@@ -71,13 +111,17 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "scores": result.scores.as_dict(),
         "ceilings": result.ceilings.as_dict(),
         "sent": result.sent,
+        "judge_sent": result.judge_sent,
         "usage": usage(result),
+        "decided": decided(result),
+        "samples": sample_spread(result),
         "baseline": _baseline(result),
         "examples": [
             {
                 "scenario": i.prompt.scenario.id,
                 "gold": i.prompt.scenario.label,
                 "read": i.prediction.label or i.prediction.status,
+                "decided_by": i.prediction.decided_by,
                 "raw": i.response.text[:RAW_CHARS],
                 "prompt_tail": i.prompt.text[-PROMPT_TAIL:],
             }
@@ -102,7 +146,9 @@ def errored_case(condition: Condition, error: str) -> dict[str, Any]:
         "framing": condition.framing,
         "position": condition.position,
         "identity": condition.identity,
+        "identity_on": condition.identity_on,
         "format": condition.format,
+        "options": condition.options,
         "model": None,
         "revision": None,
         "passed": False,
@@ -111,6 +157,7 @@ def errored_case(condition: Condition, error: str) -> dict[str, Any]:
         "scores": None,
         "ceilings": None,
         "sent": 0,
+        "judge_sent": 0,
         "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": None},
         "examples": [],
     }

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..backends.base import Backend
+from ..backends.base import Backend, OnResponse
 from ..types import Condition, Decoding, Prediction, Prompt, Response
 from . import answers, metrics, verdict
+from .judge import JUDGE, JUDGED_FORMATS, Judge
 from .paired import Comparison
 from .thresholds import Ceilings
 
@@ -17,6 +18,10 @@ class Item:
     prompt: Prompt
     response: Response
     prediction: Prediction
+    judge_reply: Response | None = None
+    """The judge's reply, when the rules declined this answer and a judge was asked."""
+    sample: int = 0
+    """Which of the case's samples (--samples) this answer is."""
 
     @property
     def wrong(self) -> bool:
@@ -34,6 +39,10 @@ class CaseResult:
     ceilings: Ceilings
     sent: int
     """Prompts of this case sent to the model (the rest came from the cache)."""
+    sample_scores: tuple[metrics.Scores, ...] = ()
+    """Scores of each sample when the case was sampled more than once (``scores`` pools them all)."""
+    judge_sent: int = 0
+    """Declined answers of this case sent to the judge model (the rest of its verdicts came from the cache)."""
     comparison: Comparison | None = None
     """This case against the baseline's answers on the same items, when a baseline was given."""
     baseline_status: str = "none"
@@ -63,20 +72,70 @@ class CaseResult:
 
 
 def run_case(
-    prompts: Sequence[Prompt], backend: Backend, decoding: Decoding, ceilings: Ceilings
+    prompts: Sequence[Prompt],
+    backend: Backend,
+    decoding: Decoding | Sequence[Decoding],
+    ceilings: Ceilings,
+    judge: Judge | None = None,
+    on_response: OnResponse | None = None,
 ) -> CaseResult:
-    """Ask for all prompts at once (the backend batches or fans out), then read and score them."""
+    """Ask for all prompts at once (the backend batches or fans out), then read and score them.
+
+    With a judge, chain-of-thought answers the rules declined are decided by the judge. With several
+    decodings (one per sample), every sample is asked and read; ``scores`` pools them (pooled DirErr is
+    the mean of the samples' DirErr: every sample has the same gold labels) and each is kept apart.
+    ``on_response`` sees each response as it arrives (progress display)."""
+    decodings = [decoding] if isinstance(decoding, Decoding) else list(decoding)
     before = getattr(backend, "calls", 0)
-    responses = backend.complete(prompts, decoding)
+    judge_before = getattr(judge.backend, "calls", 0) if judge is not None else 0
+    items: list[Item] = []
+    for n, sampled in enumerate(decodings):
+        responses = backend.complete(prompts, sampled, on_response)
+        asked = tuple(
+            Item(p, r, answers.parse(r, p.condition.format, answers.context_for(p)), sample=n)
+            for p, r in zip(prompts, responses, strict=True)
+        )
+        items.extend(_judged(asked, judge) if judge is not None else asked)
     sent = getattr(backend, "calls", 0) - before
-    items = tuple(
-        Item(p, r, answers.parse(r, p.condition.format)) for p, r in zip(prompts, responses, strict=True)
+    judge_sent = getattr(judge.backend, "calls", 0) - judge_before if judge is not None else 0
+    per_sample = tuple(_score([i for i in items if i.sample == n]) for n in range(len(decodings)))
+    condition = prompts[0].condition
+    return CaseResult(
+        condition,
+        backend.model_id,
+        backend.revision,
+        tuple(items),
+        _score(items),
+        ceilings,
+        sent,
+        per_sample if len(decodings) > 1 else (),
+        judge_sent,
     )
+
+
+def _score(items: Sequence[Item]) -> metrics.Scores:
     probs = [i.response.meta.get("probs") for i in items]
-    scores = metrics.score(
+    return metrics.score(
         [i.prompt.scenario.label for i in items],
         [i.prediction for i in items],
         probs if all(isinstance(p, dict) for p in probs) else None,  # type: ignore[arg-type]
     )
-    condition = prompts[0].condition
-    return CaseResult(condition, backend.model_id, backend.revision, items, scores, ceilings, sent)
+
+
+def _judged(items: tuple[Item, ...], judge: Judge) -> tuple[Item, ...]:
+    declined = [
+        n
+        for n, i in enumerate(items)
+        if i.prediction.status == "invalid" and i.prompt.condition.format in JUDGED_FORMATS
+    ]
+    verdicts = judge.decide([(items[n].prompt, items[n].response.text) for n in declined])
+    out = list(items)
+    for n, said in zip(declined, verdicts, strict=True):
+        item = items[n]
+        if said.label is not None:
+            prediction = replace(item.prediction, label=said.label, status="ok", decided_by=JUDGE)
+        else:
+            why = said.reply.error or f"judge replied {said.reply.text[:40]!r}"
+            prediction = replace(item.prediction, decided_by=f"{item.prediction.decided_by}; {why}")
+        out[n] = replace(item, prediction=prediction, judge_reply=said.reply)
+    return tuple(out)

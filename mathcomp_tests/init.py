@@ -1,0 +1,81 @@
+"""`python -m mathcomp_tests init [DIR]`: starter files for running the suite in another repository.
+
+Writes ``thresholds.toml`` (the packaged ceilings, to edit), a ``mathcomp-baseline/`` folder and a CI
+example (``.github/workflows/mathcomp.yml``), refuses to overwrite any of them without ``--force``, and
+prints the two commands to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .paths import PACKAGE, default_thresholds
+
+STARTER = PACKAGE / "starter"
+DEMO_COMMAND = "pytest --pyargs mathcomp_tests.suite"
+"""The suite on the packaged demonstration model: checks the installation end to end."""
+
+THRESHOLDS_HEADER = """\
+# Ceilings for the MathComp suite in this repository (starter written by `python -m mathcomp_tests init`).
+# This file replaces the packaged defaults as a whole. Tighten [default] for your model, or add a section
+# for it, keyed by what you pass to --model:
+#
+# [model."{model}"]
+# dir_err = {{ less = 0.15, more = 0.15, equal = 0.15 }}
+
+"""
+
+
+def starter_files(model: str) -> dict[Path, str]:
+    """Relative path -> content of every file init writes."""
+    return {
+        Path("thresholds.toml"): THRESHOLDS_HEADER.format(model=model)
+        + default_thresholds().read_text(encoding="utf-8"),
+        Path("mathcomp-baseline", "README.md"): (STARTER / "baseline-README.md").read_text(encoding="utf-8"),
+        Path(".github", "workflows", "mathcomp.yml"): (STARTER / "mathcomp.yml")
+        .read_text(encoding="utf-8")
+        .replace("__MODEL__", model),
+    }
+
+
+def commands(model: str) -> list[str]:
+    return [DEMO_COMMAND, f"{DEMO_COMMAND} --model={model}"]
+
+
+def init(target: Path, model: str, force: bool = False) -> list[Path]:
+    """Write the starter files under ``target``; the paths written. Nothing is written when any exists
+    and ``force`` is off (FileExistsError names them)."""
+    files = {target / rel: text for rel, text in starter_files(model).items()}
+    existing = [p for p in files if p.exists()]
+    if existing and not force:
+        names = ", ".join(str(p) for p in existing)
+        raise FileExistsError(f"{names}: already there; nothing written (--force overwrites)")
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return list(files)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mathcomp_tests", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmd = sub.add_parser("init", help="write thresholds.toml, a baseline folder and a CI example")
+    cmd.add_argument("directory", nargs="?", default=".", type=Path, help="the repository (default: .)")
+    cmd.add_argument(
+        "--model",
+        default="hf:./my-finetune",
+        help="the model your CI tests, as --model takes it (default: %(default)s)",
+    )
+    cmd.add_argument("--force", action="store_true", help="overwrite files that already exist")
+    args = parser.parse_args(argv)
+    try:
+        written = init(args.directory, args.model, args.force)
+    except FileExistsError as exc:
+        parser.exit(1, f"mathcomp_tests init: {exc}\n")
+    for path in written:
+        print(f"wrote {path}")
+    print("\nRun, from the repository root (where thresholds.toml is):")
+    for command in commands(args.model):
+        print(f"  {command}")
+    return 0

@@ -1,0 +1,157 @@
+"""The wheel, installed where nothing of the checkout is on the path, run from another directory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from wheel_env import REPO, build_wheel, clean_env, isolated_venv
+
+from mathcomp_tests.backends.hf import fingerprint
+
+DEMO = REPO / "fixtures" / "models" / "mathcomp-tiny"
+
+
+def test_every_package_directory_is_listed_in_pyproject() -> None:
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "mathcomp_tests").rglob("__init__.py")
+    }
+    assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
+    """Someone else's repository, with its virtualenv inside it (`.venv`) and the wheel installed there."""
+    root = tmp_path_factory.mktemp("their-repo")
+    isolated_venv(root / ".venv", wheel)
+    return root
+
+
+def pytest_in(project: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m pytest` of the project's venv; pytest's own cache and bytecode are not written."""
+    python = project / ".venv" / "bin" / "python"
+    return subprocess.run(
+        [str(python), "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env={**clean_env(), "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_data_and_the_entry_point(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for data in ("scenarios.csv", "prompts.toml", "identities.toml", "models.toml"):
+        assert f"mathcomp_tests/fixtures/{data}" in names
+    for file in DEMO.iterdir():
+        assert f"mathcomp_tests/fixtures/models/mathcomp-tiny/{file.name}" in names
+    assert "mathcomp_tests/thresholds.toml" in names
+    assert "mathcomp_tests/suite/test_framing.py" in names
+    assert not [n for n in names if n.startswith(("fixtures/", "tests/", "training/", "conftest"))]
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "[pytest11]" in text and "mathcomp_tests.pytest_plugin = mathcomp_tests.pytest_plugin" in text
+
+
+@pytest.mark.slow
+def test_nothing_of_the_checkout_is_on_the_installed_path(project: Path) -> None:
+    python = project / ".venv" / "bin" / "python"
+    code = "import mathcomp_tests, sys; print(mathcomp_tests.__file__); print('\\n'.join(sys.path))"
+    out = subprocess.run(
+        [str(python), "-c", code], cwd=project, env=clean_env(), capture_output=True, text=True, check=True
+    ).stdout
+    assert out.splitlines()[0].startswith(str(project / ".venv"))
+    assert str(REPO) not in out
+
+
+@pytest.mark.slow
+def test_the_installed_suite_runs_on_the_symbolic_backend_from_another_directory(
+    project: Path, tmp_path: Path
+) -> None:
+    proc = pytest_in(project, tmp_path, "--pyargs", "mathcomp_tests.suite", "--model=symbolic", "--limit=20")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "14 passed" in proc.stdout
+    summary = json.loads((tmp_path / "reports" / "latest" / "summary.json").read_text())
+    installed = project / ".venv" / "lib"
+    assert summary["thresholds"].startswith(str(installed)), (
+        "the packaged thresholds, as no file of their own"
+    )
+    assert f"dataset: {installed}" in proc.stdout
+
+
+@pytest.mark.slow
+def test_the_installed_suite_runs_the_packaged_demo_model_with_their_own_thresholds(
+    project: Path, tmp_path: Path
+) -> None:
+    own = tmp_path / "thresholds.toml"
+    own.write_text("[default]\ndir_err = 0.99\ninvalid_rate = 0.5\nerror_rate = 0.0\n")
+    proc = pytest_in(
+        project, tmp_path, "--pyargs", "mathcomp_tests.suite", "--framings=neutral", "--positions=begin",
+        "--limit=40",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run_dir = tmp_path / "reports" / "latest"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["thresholds"] == str(own)
+    (case,) = summary["cases"]
+    assert case["ceilings"]["dir_err"] == {"less": 0.99, "more": 0.99, "equal": 0.99}
+    records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 40
+    assert {r["revision"] for r in records} == {fingerprint(DEMO)}, "the demo model the wheel carries"
+
+
+@pytest.mark.slow
+def test_the_plugin_is_inert_in_a_project_that_does_not_select_the_suite(wheel: Path, tmp_path: Path) -> None:
+    project = tmp_path / "their-other-repo"  # its own: the conftest below would apply to suite runs too
+    isolated_venv(project / ".venv", wheel)
+    (project / "conftest.py").write_text(  # options named like the suite's: theirs, not ours
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--model', default='theirs')\n"
+        "    parser.addoption('--device', default='cpu')\n"
+    )
+    (project / "test_theirs.py").write_text(
+        "import pytest\n\n"
+        "@pytest.mark.parametrize('condition', ['a', 'b'])\n"
+        "def test_their_own(condition, request):\n"
+        "    assert condition in 'ab'\n"
+        "    assert request.config.getoption('model') == 'theirs'\n"
+    )
+    before = sorted(p.name for p in project.iterdir())
+    proc = pytest_in(project, project)  # no arguments: pytest collects the whole project, .venv included
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+    assert "mathcomp-tests-0.1.0" in proc.stdout, "the plugin is installed and loaded"
+    assert "mathcomp:" not in proc.stdout and "MathComp" not in proc.stdout
+    assert sorted(p.name for p in project.iterdir()) == before, "no reports/, no cache, nothing written"
+
+
+@pytest.mark.slow
+def test_init_from_the_installed_wheel_then_the_suite_reads_their_thresholds(
+    project: Path, tmp_path: Path
+) -> None:
+    python = project / ".venv" / "bin" / "python"
+    init = subprocess.run(
+        [str(python), "-m", "mathcomp_tests", "init", "--model=symbolic"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert init.returncode == 0, init.stderr
+    assert "  pytest --pyargs mathcomp_tests.suite --model=symbolic" in init.stdout
+    proc = pytest_in(project, tmp_path, "--pyargs", "mathcomp_tests.suite", "--model=symbolic", "--limit=10")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((tmp_path / "reports" / "latest" / "summary.json").read_text())
+    assert summary["thresholds"] == str(tmp_path / "thresholds.toml")

@@ -1,0 +1,78 @@
+"""The per-case progress bar: on a real pseudo-terminal it shows done / total, rate and time left; under
+-q, in CI or without a terminal it prints nothing."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from suite_runner import REPO
+
+# The demo model with no cache: loading it and answering 10 prompts outlasts the bar's 1 s delay.
+ARGS = ("--framings=neutral", "--positions=begin", "--limit=10", "--no-cache", "-p", "no:cacheprovider")
+BAR = "neutral-begin-std-one-word: 100%"
+ANY_BAR = re.compile(r"\d+/10 \[")
+
+
+def suite_command(tmp_path: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", *ARGS, f"--reports-dir={tmp_path / 'reports'}", *extra]
+
+
+def terminal_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    return {**env, "TERM": "xterm", "COLUMNS": "120", **extra}
+
+
+def on_a_terminal(command: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run ``command`` with a pseudo-terminal as stdin, stdout and stderr; its exit code and output."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(command, cwd=REPO, env=env, stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return proc.wait(timeout=300), b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_a_terminal_shows_done_total_rate_and_time_left(tmp_path: Path) -> None:
+    code, output = on_a_terminal(suite_command(tmp_path), terminal_env())
+    assert code == 0, output
+    final = next(line for line in output.replace("\r", "\n").splitlines() if BAR in line)
+    # done/total [elapsed<left, rate]: tqdm writes a slow rate as seconds per prompt
+    assert re.search(r"10/10 \[\d\d:\d\d<\d\d:\d\d, +[\d.]+(prompt/s|s/prompt)\]", final), final
+
+
+@pytest.mark.slow
+def test_quiet_runs_show_no_bar_even_on_a_terminal(tmp_path: Path) -> None:
+    code, output = on_a_terminal(suite_command(tmp_path, "-q"), terminal_env())
+    assert code == 0, output
+    assert "1 passed" in output and not ANY_BAR.search(output)
+
+
+@pytest.mark.slow
+def test_ci_shows_no_bar_even_on_a_terminal(tmp_path: Path) -> None:
+    code, output = on_a_terminal(suite_command(tmp_path), terminal_env(CI="true"))
+    assert code == 0, output
+    assert "1 passed" in output and not ANY_BAR.search(output)
+
+
+@pytest.mark.slow
+def test_a_pipe_gets_no_bar(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        suite_command(tmp_path), cwd=REPO, env=terminal_env(), capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout and not ANY_BAR.search(proc.stdout + proc.stderr)

@@ -1,0 +1,119 @@
+"""The whole matrix: option orders, identity sides, the issue's identities, and markers that select."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from suite_runner import REPO, run_suite
+
+
+def collect(tmp_path: Path, *args: str) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", f"--reports-dir={tmp_path}", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode in (0, 5), proc.stdout + proc.stderr
+    return [line.split("[")[1].rstrip("]") for line in proc.stdout.splitlines() if "::" in line]
+
+
+def test_markers_select_parts_of_the_matrix(tmp_path: Path) -> None:
+    base = (
+        "--model=symbolic",
+        "--framings=neutral",
+        "--positions=end",
+        "--formats=all",
+        "--identities=std,woman",
+    )
+    everything = collect(tmp_path, *base)
+    assert len(everything) == 8
+    quick = collect(tmp_path, *base, "-m", "not cot")
+    assert quick == [
+        "neutral-end-std-one-word",
+        "neutral-end-std-json",
+        "neutral-end-woman-one-word",
+        "neutral-end-woman-json",
+    ]
+    assert collect(tmp_path, *base, "-m", "identity") == [c for c in everything if "-woman-" in c]
+    assert collect(tmp_path, *base, "-m", "slow") == [
+        c for c in everything if c.endswith(("-cot", "-cot-json"))
+    ]
+    assert collect(tmp_path, *base, "-m", "slow", "--max-new-tokens=100") == everything
+    assert collect(tmp_path, *base, "-m", "generated") == []
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--markers", "--model=symbolic", "mathcomp_tests/suite"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for name in ("cot", "identity", "generated", "slow"):
+        assert f"@pytest.mark.{name}:" in proc.stdout
+
+
+def test_option_orders_and_identity_sides_run_end_to_end(tmp_path: Path) -> None:
+    run = run_suite(
+        tmp_path,
+        "--model=symbolic",
+        "--limit=4",
+        "--framings=neutral",
+        "--positions=end",
+        "--identities=std,young",
+        "--identity-on=all",
+        "--option-orders=all",
+        "--formats=one-word,cot",
+    )
+    assert run.returncode == 0, run.output
+    cases = {c["case"] for c in run.summary["cases"]}
+    assert len(cases) == (1 + 3) * 2 * 6
+    assert "neutral-end-std-one-word" in cases and "neutral-end-young-on-both-cot-options-eml" in cases
+    assert "neutral-end-std-one-word-on-a" not in cases, "standard cases do not vary the identity side"
+    records = run.records
+    assert all(r["label"] == r["gold"] for r in records)
+    assert {r["options"] for r in records} == {"lme", "lem", "mle", "mel", "elm", "eml"}
+    young_a = [r for r in records if r["identity_on"] == "a"]
+    assert young_a and all("compare to that of the young person?" in r["prompt"] for r in young_a)
+    mel = next(r for r in records if r["options"] == "mel")
+    assert "\nA) more\nB) equal\nC) less\n" in mel["prompt"]
+    assert all(
+        c["decided"] == {"rule": 4, "judge": 0, "invalid": 0, "error": 0} for c in run.summary["cases"]
+    )
+    html = (run.run_dir / "report.html").read_text()
+    assert html.count("Decided by rule: 4, by judge: 0, invalid: 0, errors: 0") == len(cases)
+
+
+def test_the_readmes_selection_sizes_are_what_the_matrix_gives() -> None:
+    from mathcomp_tests.data.scenarios import load
+    from mathcomp_tests.prompts import IDENTITY_SIDES
+    from mathcomp_tests.run import Settings, conditions, known_identities
+    from mathcomp_tests.types import FORMATS, OPTION_ORDERS
+
+    n = len(load(REPO / "fixtures" / "scenarios.csv"))
+    every = conditions(Settings(identities=known_identities(), formats=FORMATS))
+    not_cot = [c for c in every if c.format not in ("cot", "cot-json")]
+    sizes = {
+        "default": len(conditions(Settings())),
+        "all": len(every),
+        "not cot": len(not_cot),
+        "not identity": len([c for c in every if c.identity == "std"]),
+        "quick gate": len([c for c in not_cot if c.identity == "std"]),
+        "identities": len(conditions(Settings(identities=known_identities()))),
+        "orders": len(conditions(Settings(formats=FORMATS, option_orders=OPTION_ORDERS))),
+        "whole": len(
+            conditions(
+                Settings(
+                    identities=known_identities(),
+                    formats=FORMATS,
+                    identity_on=IDENTITY_SIDES,
+                    option_orders=OPTION_ORDERS,
+                )
+            )
+        ),
+    }
+    readme = (REPO / "README.md").read_text()
+    for what, cases in sizes.items():
+        assert f"| {cases:,} | {cases * n:,} |" in readme, what
