@@ -13,6 +13,7 @@ from .report.records import item_record
 from .report.results import ResultsWriter
 from .scoring import judge, thresholds
 from .scoring.case import CaseResult, run_case
+from .scoring.comparator import Comparator
 from .types import FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Decoding, Prompt, Scenario
 
 # The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
@@ -67,6 +68,15 @@ class Settings:
     """Seeds the generated scenarios, so a nightly run is reproducible and xdist workers agree."""
     metamorphic: bool = False
     """Run test_metamorphic (one scenario, neutral vs cue and std vs identity, must not flip)."""
+    baseline: Path | None = None
+    """A baseline file or run folder each case is compared with (paired, on the same items)."""
+    baseline_model: str | None = None
+    """A model asked the same prompts in the same run (through the cache) as the baseline."""
+    update_baseline: Path | None = None
+    """Write this run's per-item answers as the baseline file here, instead of comparing."""
+    paired_test: str = "mcnemar"
+    holm: bool = False
+    """Holm-correct the baseline tests across the run's cases and labels."""
     identities_file: Path | None = None
     """Identity markers to use instead of the bundled identities.toml."""
 
@@ -126,6 +136,7 @@ class Run:
                 "answer it is shown, so it would turn every unreadable answer into a correct one"
             )
         self.judge_template = judge.load_template() if settings.judge_model else None
+        self.comparator = Comparator.create(self)
         self._backend: CachedBackend | None = None
         self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
@@ -221,14 +232,17 @@ class Run:
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
+        prompts_ = self.prompts_for(condition)
         result = run_case(
-            self.prompts_for(condition),
+            prompts_,
             self.backend,
             self.decodings(condition),
             ceilings,
             self.judge if condition.format in judge.JUDGED_FORMATS else None,
             on_response,
         )
+        if self.comparator is not None:
+            result = self.comparator.compare(result, prompts_, self.decoding(condition))
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
         self._writer.write(item_record(i, self.run_id, result.model, result.revision) for i in result.items)
@@ -242,6 +256,8 @@ class Run:
         if self._judge is not None:
             self._judge.close()
             self._judge = None
+        if self.comparator is not None:
+            self.comparator.close()
         for writer in (self._writer, self._generated_writer):
             if writer is not None:
                 writer.close()

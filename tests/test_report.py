@@ -62,24 +62,75 @@ def test_summary_table_marks_breaches_and_escapes_the_model_name() -> None:
     assert "FAIL" in parsed.text and 'style="background:#f8d7da"' in html
 
 
-def test_heatmap_has_one_row_per_framing_and_one_column_per_position_and_identity() -> None:
-    from mathcomp_tests.report import heatmaps_html
-
+def _grid_cases(identities: tuple[str, ...], compared: bool = False) -> list[dict[str, Any]]:
     cases = []
     for framing in ("neutral", "direct-more"):
         for position in ("begin", "end"):
-            for identity in ("std", "woman"):
+            for identity in identities:
                 case = _case("more")
                 case.update(framing=framing, position=position, identity=identity, format="one-word")
+                case["breaches"] = ["DirErr(more)"] if framing == "direct-more" else []
                 case["scores"]["dir_err"] = {
                     "less": 0.0,
                     "more": 0.25 if framing == "direct-more" else 0.0,
                     "equal": None,
                 }
+                if compared:
+                    change = {
+                        "difference": 0.1,
+                        "p_value": 0.01,
+                        "significant": True,
+                        "low": 0.02,
+                        "high": 0.2,
+                    }
+                    case["baseline"] = {
+                        "status": "compared",
+                        "changes": dict.fromkeys(("less", "more", "equal"), change),
+                    }
                 cases.append(case)
-    parsed = _Tags()
-    parsed.feed(heatmaps_html(cases))
-    text = [t.strip() for t in parsed.text if t.strip()]
-    assert text.count("framing") == 3, "one table per label"
-    assert parsed.tags.count("tr") == 3 * 3
-    assert text.count("25.0") == 4 and "DirErr(more) %, format one-word" in text
+    return cases
+
+
+def _decoded(png: bytes) -> Any:
+    import io
+
+    import matplotlib.image
+
+    return matplotlib.image.imread(io.BytesIO(png), format="png")
+
+
+def test_direction_heatmaps_draw_one_panel_per_direction_and_mark_failing_cells() -> None:
+    from mathcomp_tests.report import figures, sections
+
+    cases = _grid_cases(("std",))
+    png = figures.direction_heatmaps(sections._rows_by_position(cases, "std"), "caption")
+    image = _decoded(png)
+    height, width = image.shape[:2]
+    assert width > 500 and height > 400, "three stacked panels, legible at normal size"
+    assert image[..., :3].std() > 0.05, "not a blank picture"
+    # Framed cells are drawn in near-black: the failing direct-more cells add dark pixels.
+    passing = [dict(c, breaches=[]) for c in cases]
+    plain = _decoded(figures.direction_heatmaps(sections._rows_by_position(passing, "std"), "caption"))
+    assert (image[..., :3] < 0.15).sum() > (plain[..., :3] < 0.15).sum() + 500
+
+
+def test_figure_sections_add_identity_tables_and_the_baseline_change_when_there_are_some() -> None:
+    from mathcomp_tests.report.sections import run_figures_html
+
+    plain = run_figures_html(_grid_cases(("std",)), [])
+    assert plain.count('class="mathcomp-figure"') == 1
+    both = run_figures_html(_grid_cases(("std", "woman"), compared=True), [])
+    assert both.count('class="mathcomp-figure"') == 3
+    assert 'alt="identity table, format one-word"' in both and 'alt="change against the baseline' in both
+    assert both.count('src="data:image/png;base64,') == 3
+
+
+def test_importing_the_plugin_does_not_import_matplotlib() -> None:
+    import subprocess
+    import sys
+
+    from suite_runner import REPO
+
+    code = "import sys, mathcomp_tests.plugin; print(sorted(m for m in ('matplotlib', 'numpy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -67,8 +67,8 @@ def test_html_report_shows_every_case_and_its_confusion(tmp_path: Path) -> None:
     assert all(r[1:4] == ["0.0%", "0.0%", "0.0%"] and r[-1] == "pass" for r in rows)
     assert report.scripts == ["inline"], "the report must be self-contained"
     html = (run.run_dir / "report.html").read_text()
-    assert "<th>prompts sent to the model</th><td>32</td>" in html
-    assert html.count('class="mathcomp-heatmap"') == 3
+    assert '<th>prompts sent to the model</th><td data-key="prompts sent to the model">32</td>' in html
+    assert html.count('class="mathcomp-figure"') == 2, "the heat-maps and the category bars"
 
 
 def test_collect_only_lists_one_readable_item_per_condition(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from ..pytest_plugin import SUITE_DIR, selects_suite
 from ..report import records, results
 from ..report.summary import run_summary
 from ..run import GENERATED, Run, SelectionError, conditions
+from ..scoring.baseline import BaselineError
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
 from ..types import Condition
@@ -41,6 +43,7 @@ class State:
         self.run = run
         self.by_case: dict[str, dict[str, Any]] = {}
         self.summary: dict[str, Any] | None = None
+        self.notes: list[str] = []
         self.conditions = {c.id: c for c in conditions(run.settings)}
 
     @property
@@ -83,7 +86,14 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(f"--judge-model={settings.judge_model}: {exc}") from exc
             if workerinput is None and _has_workers(config):
                 run.close()  # the controller only probed; each worker opens its own
-    except (DatasetError, ThresholdsError, PromptConfigError, UnknownModelError, SelectionError) as exc:
+    except (
+        DatasetError,
+        ThresholdsError,
+        PromptConfigError,
+        UnknownModelError,
+        SelectionError,
+        BaselineError,
+    ) as exc:
         raise pytest.UsageError(str(exc)) from exc
     except BackendError as exc:
         raise pytest.UsageError(f"--model={settings.model}: {exc}") from exc
@@ -192,6 +202,10 @@ def framing_result(
     with progress.case_bar(request.config, condition.id, total) as on_response:
         result = mathcomp_run.run_case(condition, on_response)
     record_property(PROPERTY, records.case_summary(result))
+    if result.baseline_status == "no baseline":
+        warnings.warn(
+            f"{condition.id}: no baseline (the baseline has no answers for this case)", stacklevel=1
+        )
     return result
 
 
@@ -252,6 +266,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.summary = run_summary(run, state.cases)
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
+    if run.settings.update_baseline is not None and state.cases:
+        from ..scoring import baseline
+
+        written = baseline.write(
+            baseline.from_run_dir(run.run_dir), run.settings.update_baseline, [c["case"] for c in state.cases]
+        )
+        state.notes.append(f"baseline written: {written} ({len(state.cases)} cases)")
+    holm_failures = (state.summary.get("baseline") or {}).get("holm_failures") or []
+    if holm_failures:
+        state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -263,6 +288,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if state is None or hasattr(config, "workerinput") or not state.cases:
         return
     terminal.write_table(terminalreporter, state.run.settings.model, state.cases, state.run.run_dir)
+    for note in state.notes:
+        terminalreporter.write_line(note)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -277,9 +304,11 @@ def pytest_html_results_summary(
     state = session.config.stash.get(_STATE, None)
     if state is None:
         return
-    from ..report import heatmaps_html, run_header_html, summary_table_html
+    from ..report import run_header_html, summary_table_html
+    from ..report.results import read_records
+    from ..report.sections import run_figures_html
 
     if state.summary is not None:
         prefix.append(run_header_html(state.summary))
     prefix.append(summary_table_html(state.run.settings.model, state.cases))
-    postfix.append(heatmaps_html(state.cases))
+    postfix.append(run_figures_html(state.cases, read_records(state.run.run_dir)))

@@ -23,6 +23,7 @@ ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",
     "dataset": "MATHCOMP_DATASET",
     "cache_dir": "MATHCOMP_CACHE_DIR",
+    "baseline": "MATHCOMP_BASELINE",
     "judge_model": "MATHCOMP_JUDGE_MODEL",
     "identities_file": "MATHCOMP_IDENTITIES",
 }
@@ -123,6 +124,40 @@ def add(parser: pytest.Parser) -> None:
         "--no-cache", action="store_true", help="ask the model for every prompt, store nothing (default: off)"
     )
     option("--reports-dir", "where run folders go", "reports/ at the rootdir")
+    # Comparing with a baseline: a paired test per case on the same items (thresholds.toml max_increase).
+    option(
+        "--baseline",
+        "a baseline file (written by --update-baseline) or a run folder; each case also fails when a DirErr "
+        "rose significantly, by more than max_increase, over it",
+        env="baseline",
+    )
+    option(
+        "--baseline-model",
+        "a model (same forms as --model) asked the same prompts in this run, as the baseline",
+    )
+    group.addoption(
+        "--update-baseline",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="write this run's per-item answers as the baseline file instead of comparing; PATH defaults to "
+        "--baseline when that is a file, else baseline.txt beside the thresholds file (default: off)",
+    )
+    option(
+        "--paired-test",
+        "the paired test against the baseline: exact McNemar, or a bootstrap over scenarios",
+        "mcnemar",
+        default="mcnemar",
+        choices=("mcnemar", "bootstrap"),
+    )
+    group.addoption(
+        "--holm",
+        action="store_true",
+        help="Holm-correct the baseline tests across the run's cases and labels, family-wise alpha 0.05 "
+        "(default: off)",
+    )
+
     # Installed use: the user's own files win over the packaged ones.
     option(
         "--identities-file",
@@ -204,6 +239,23 @@ def _check_ranges(opt: Any) -> None:
             raise SelectionError(f"{name}={value}: expected a number {expected}")
 
 
+def _baseline_settings(opt: Any, thresholds: Path) -> dict[str, Any]:
+    """--baseline, --baseline-model, --update-baseline (its default path), --paired-test, --holm."""
+    baseline = Path(opt("baseline")) if opt("baseline") else None
+    update = opt("update_baseline")
+    if update is not None and not update:
+        update = (
+            baseline if baseline is not None and not baseline.is_dir() else thresholds.parent / "baseline.txt"
+        )
+    return {
+        "baseline": baseline,
+        "baseline_model": opt("baseline_model"),
+        "update_baseline": Path(update) if update is not None else None,
+        "paired_test": opt("paired_test"),
+        "holm": opt("holm"),
+    }
+
+
 def settings(config: pytest.Config) -> Settings:
     root = Path(config.rootpath)
 
@@ -252,6 +304,7 @@ def settings(config: pytest.Config) -> Settings:
         generated=opt("generated"),
         hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
         metamorphic=opt("metamorphic"),
+        **_baseline_settings(opt, thresholds_path(opt("thresholds"), root)),
     )
 
 

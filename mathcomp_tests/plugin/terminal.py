@@ -25,5 +25,8 @@ def write_table(tr: Any, model: str, cases: Sequence[dict[str, Any]], run_dir: o
             continue
         cells = " ".join(f"{_pct(sc['dir_err'][y]):>7}" for y in LABELS)
         rates = f"{_pct(sc['accuracy']):>7} {_pct(sc['invalid_rate']):>8} {_pct(sc['error_rate']):>7}"
-        tr.write_line(f"{case['case']:<40} {cells} {rates}{'' if case['passed'] else '  FAIL'}")
+        flag = "" if case["passed"] else "  FAIL"
+        if (case.get("baseline") or {}).get("status") == "no baseline":
+            flag += "  no baseline"
+        tr.write_line(f"{case['case']:<40} {cells} {rates}{flag}")
     tr.write_line(f"run folder: {run_dir}")

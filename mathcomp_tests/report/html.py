@@ -9,6 +9,19 @@ from typing import Any
 from ..scoring.metrics import OUTCOMES
 from ..types import LABELS
 
+STYLE = """<style>
+.mathcomp-run table, .mathcomp-summary table, .mathcomp-case table {border-collapse: collapse; font-size: 13px;
+  margin: 6px 0 14px}
+.mathcomp-run th, .mathcomp-run td, .mathcomp-summary th, .mathcomp-summary td, .mathcomp-case th,
+.mathcomp-case td {border: 1px solid #ccc; padding: 3px 8px; text-align: left; color: #222}
+.mathcomp-summary td {text-align: right; font-variant-numeric: tabular-nums}
+.mathcomp-summary td:first-child {text-align: left}
+.mathcomp-run th, .mathcomp-summary th {background: #f3f3f3}
+.mathcomp-figure {margin: 12px 0 24px} .mathcomp-figure figcaption {font-size: 13px; color: #444}
+.mathcomp-case pre {white-space: pre-wrap; margin: 0}
+</style>"""
+"""Our tables' look: readable at normal size, dark text on light fills."""
+
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
@@ -20,8 +33,50 @@ def _cell(value: float | None, ceiling: float) -> str:
     return f"<td{style}>{_pct(value)}</td>"
 
 
+def _interval(summary: Mapping[str, Any], label: str) -> str:
+    interval = (summary["scores"].get("dir_err_ci") or {}).get(label)
+    return "" if not interval else f"{100 * interval[0]:.1f} to {100 * interval[1]:.1f}%"
+
+
+def _dir_err_rows(summary: Mapping[str, Any]) -> str:
+    """DirErr per label with its 95% interval, the ceiling and (with a baseline) the paired change."""
+    scores, ceilings = summary["scores"], summary["ceilings"]
+    comparison = summary.get("baseline") or {}
+    compared = comparison.get("status") == "compared"
+    head = "<th>label</th><th>DirErr</th><th>95% interval</th><th>ceiling</th>"
+    if compared:
+        head += "<th>baseline</th><th>change (95% interval)</th><th>p</th>"
+    rows = []
+    for y in LABELS:
+        cells = (
+            f"<th>{escape(y)}</th>{_cell(scores['dir_err'][y], ceilings['dir_err'][y])}"
+            f"<td>{_interval(summary, y)}</td><td>{_pct(ceilings['dir_err'][y])}</td>"
+        )
+        if compared:
+            c = comparison["changes"][y]
+            if c["difference"] is None:
+                cells += "<td>n/a</td><td>n/a</td><td></td>"
+            else:
+                style = ' style="background:#f8d7da"' if c["breach"] else ""
+                cells += (
+                    f"<td>{_pct(c['baseline'])}</td><td{style}>{100 * c['difference']:+.1f} points "
+                    f"({100 * c['low']:+.1f} to {100 * c['high']:+.1f})</td><td>{c['p_value']:.3g}</td>"
+                )
+        rows.append(f"<tr>{cells}</tr>")
+    note = ""
+    if comparison.get("status") == "no baseline":
+        note = "<p><strong>no baseline</strong>: the baseline has no answers for this case.</p>"
+    elif compared:
+        note = f"<p>Against {escape(str(comparison['baseline_model']))}, {escape(comparison['method'])} test.</p>"
+    gate = ceilings.get("gate", "point")
+    gate_note = (
+        "" if gate == "point" else f"<p>gate: the {escape(gate)} end of the interval meets the ceiling</p>"
+    )
+    return f"{note}{gate_note}<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
 def case_extra_html(summary: Mapping[str, Any]) -> str:
-    """The confusion matrix and the first wrong items of one case."""
+    """DirErr with its interval, the confusion matrix and the first wrong items of one case."""
     confusion = summary["scores"]["confusion"]
     head = "".join(f"<th>{escape(o)}</th>" for o in OUTCOMES)
     rows = "".join(
@@ -29,7 +84,8 @@ def case_extra_html(summary: Mapping[str, Any]) -> str:
         for g in LABELS
     )
     parts = [
-        f'<div class="mathcomp-case"><p>Confusion for {escape(summary["case"])} (rows: gold, columns: read)</p>',
+        f'<div class="mathcomp-case"><p>DirErr for {escape(summary["case"])}</p>{_dir_err_rows(summary)}',
+        f"<p>Confusion for {escape(summary['case'])} (rows: gold, columns: read)</p>",
         f"<table><tr><th></th>{head}</tr>{rows}</table>",
     ]
     decided = summary.get("decided")
@@ -55,6 +111,11 @@ def case_extra_html(summary: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _baseline_mark(case: Mapping[str, Any]) -> str:
+    status = (case.get("baseline") or {}).get("status")
+    return " (no baseline)" if status == "no baseline" else ""
+
+
 def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
     """One row per case: DirErr per label against its ceiling, accuracy, invalid and error rates."""
     head = "".join(f"<th>DirErr({y})</th>" for y in LABELS)
@@ -72,10 +133,10 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
             f"<tr><td>{escape(case['case'])}</td>{cells}<td>{_pct(scores['accuracy'])}</td>"
             f"{_cell(scores['invalid_rate'], ceilings['invalid_rate'])}"
             f"{_cell(scores['error_rate'], ceilings['error_rate'])}"
-            f"<td>{'pass' if case['passed'] else 'FAIL'}</td></tr>"
+            f"<td>{'pass' if case['passed'] else 'FAIL'}{_baseline_mark(case)}</td></tr>"
         )
     return (
-        f'<div class="mathcomp-summary"><h2>Directional error: {escape(model)}</h2>'
+        f'{STYLE}<div class="mathcomp-summary"><h2>Directional error: {escape(model)}</h2>'
         f"<table><tr><th>case</th>{head}<th>accuracy</th><th>invalid</th><th>errors</th><th>verdict</th></tr>"
         + "".join(rows)
         + "</table></div>"
@@ -83,9 +144,16 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
 
 
 def run_header_html(run: Mapping[str, Any]) -> str:
-    """Model, revision, data and usage of the run, above the case table."""
+    """Model, revision, data, verdicts, the worst cells, invalid and error rates, usage: above the table."""
+    from .pooled import rates, worst_cells
+
     usage = run.get("usage") or {}
     cost = usage.get("cost_usd")
+    cases = run.get("cases", [])
+    errored = int(run.get("cases_errored", 0))
+    failed = int(run["cases_failed"])
+    overall = rates(cases)
+    worst = "; ".join(f"{case} DirErr({y}) {100 * v:.1f}%" for case, y, v in worst_cells(cases)) or "none"
     rows = [
         ("model", f"{run['model']} ({run['resolved']})"),
         ("revision", run.get("revision") or "unknown"),
@@ -94,20 +162,36 @@ def run_header_html(run: Mapping[str, Any]) -> str:
             "dataset",
             f"{run['dataset']['name']} ({run['scenarios']} scenarios, policy {run['dataset']['policy']})",
         ),
-        ("cases", f"{run['cases_run']} run, {run['cases_failed']} failed, {run['cases_errored']} raised"),
+        ("dataset sha256", run["dataset"].get("sha256", "unknown")),
+        ("cases", f"{run['cases_run'] - failed - errored} passed, {failed} failed, {errored} errored"),
         (
             "thresholds",
             f"{run['thresholds']}: "
             + (
-                ", ".join(f"[{s}]" for s in run["threshold_sections"])
+                ", ".join(f"[{s}]" for s in run.get("threshold_sections", []))
                 or "no [model.*] section matches this model"
             ),
         ),
+        ("worst cells", worst),
+        ("invalid answers", _pct(overall["invalid_rate"])),
+        ("failed requests", _pct(overall["error_rate"])),
         ("prompts sent to the model", str(run["prompts_sent"])),
         ("tokens in / out", f"{usage.get('input_tokens', 0)} / {usage.get('output_tokens', 0)}"),
         ("cost", "unknown" if cost is None else f"${cost:.4f}"),
     ]
-    body = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
+    baseline = run.get("baseline")
+    if baseline:
+        rows.append(
+            (
+                "baseline",
+                f"{baseline['model']} ({baseline['paired_test']}{', Holm' if baseline['holm'] else ''}): "
+                f"{baseline['compared']} cases compared, {len(baseline['rises'])} rises, "
+                f"{len(baseline['no_baseline'])} without a baseline",
+            )
+        )
+    body = "".join(
+        f'<tr><th>{escape(k)}</th><td data-key="{escape(k)}">{escape(str(v))}</td></tr>' for k, v in rows
+    )
     for key, title in (("kept_invalid", "kept with the published label"), ("excluded", "left out")):
         findings = run["dataset"][key]
         if findings:

@@ -115,6 +115,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "usage": usage(result),
         "decided": decided(result),
         "samples": sample_spread(result),
+        "baseline": _baseline(result),
         "examples": [
             {
                 "scenario": i.prompt.scenario.id,
@@ -127,6 +128,15 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
             for i in result.wrong_items(3)
         ],
     }
+
+
+def _baseline(result: CaseResult) -> dict[str, Any] | None:
+    """The comparison with the baseline; `no baseline` when the baseline lacks the case; None without one."""
+    if result.comparison is not None:
+        return result.comparison.as_dict()
+    if result.baseline_status == "no baseline":
+        return {"status": "no baseline"}
+    return None
 
 
 def errored_case(condition: Condition, error: str) -> dict[str, Any]:

@@ -77,3 +77,12 @@ def point_latest(reports_dir: Path, run_dir: Path) -> None:
     tmp = reports_dir / f".latest-{secrets.token_hex(4)}"
     os.symlink(run_dir.name, tmp)
     os.replace(tmp, link)
+
+
+def read_records(run_dir: Path) -> list[dict[str, Any]]:
+    """results.jsonl as a list of dicts (empty when the run wrote none)."""
+    path = run_dir / RESULTS
+    if not path.exists():
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..run import Run
+from ..scoring.baseline import sha256_of
+from .comparison import baseline_summary
 
 
 def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
@@ -23,8 +25,11 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
             "excluded": [str(f) for f in run.dataset.excluded],
             "kept_invalid": [str(f) for f in run.dataset.kept_invalid],
             "audit_notes": len(run.dataset.notes),
+            "sha256": sha256_of(run.dataset.path),
         },
         "scenarios": len(run.scenarios),
+        "scenario_ids": [sc.id for sc in run.scenarios],
+        "baseline": baseline_summary(run, cases),
         "thresholds": str(s.thresholds),
         "threshold_sections": [f'model."{n}"' for n in run.thresholds.model_sections(run.spec)],
         "selection": {

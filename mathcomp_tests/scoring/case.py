@@ -9,6 +9,7 @@ from ..backends.base import Backend, OnResponse
 from ..types import Condition, Decoding, Prediction, Prompt, Response
 from . import answers, metrics, verdict
 from .judge import JUDGE, JUDGED_FORMATS, Judge
+from .paired import Comparison
 from .thresholds import Ceilings
 
 
@@ -42,10 +43,22 @@ class CaseResult:
     """Scores of each sample when the case was sampled more than once (``scores`` pools them all)."""
     judge_sent: int = 0
     """Declined answers of this case sent to the judge model (the rest of its verdicts came from the cache)."""
+    comparison: Comparison | None = None
+    """This case against the baseline's answers on the same items, when a baseline was given."""
+    baseline_status: str = "none"
+    """none (no baseline asked for), compared, or no baseline (the baseline lacks this case)."""
 
     @property
     def breaches(self) -> list[str]:
-        return verdict.breaches(self.scores, self.ceilings)
+        found = verdict.breaches(self.scores, self.ceilings)
+        return found + (self.comparison.breaches if self.comparison else [])
+
+    def outcomes(self) -> dict[str, str]:
+        """scenario id -> less, more, equal, invalid or error."""
+        return {i.prompt.scenario.id: i.prediction.label or i.prediction.status for i in self.items}
+
+    def golds(self) -> dict[str, str]:
+        return {i.prompt.scenario.id: i.prompt.scenario.label for i in self.items}
 
     @property
     def passed(self) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from ..types import LABELS, Label, Prediction
+from .intervals import wilson
 
 OUTCOMES: tuple[str, ...] = (*LABELS, "invalid", "error")
 
@@ -20,6 +21,8 @@ class Scores:
     error_rate: float
     soft_dir_err: dict[str, float | None] | None = None
     """Expected DirErr from label probabilities (logprob scoring): lower variance than the hard count."""
+    dir_err_ci: dict[str, tuple[float, float] | None] | None = None
+    """95% Wilson interval of each DirErr(y) (the case's items are distinct scenarios)."""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -76,4 +79,5 @@ def score(
         invalid_rate=invalid / n,
         error_rate=errors / n,
         soft_dir_err={y: soft_dir_err(golds, probs, y) for y in LABELS} if probs is not None else None,
+        dir_err_ci={y: wilson(*dir_err_counts(table, y)) for y in LABELS},
     )

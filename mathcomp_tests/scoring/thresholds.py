@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,12 @@ from ..backends.models import ModelSpec, same_model
 from ..types import FRAMINGS, LABELS
 
 _RATES = ("invalid_rate", "error_rate")
-_KEYS = ("dir_err", *_RATES)
+_KEYS = ("dir_err", *_RATES, "gate", "max_increase")
+GATES = ("point", "lower", "upper")
+"""Which end of DirErr's 95% interval is held to the ceiling: the estimate, or the lower or upper bound."""
+DEFAULT_GATE = "point"
+DEFAULT_MAX_INCREASE = 0.05
+"""How far DirErr(y) may rise over a baseline before a significant rise fails the case."""
 
 
 class ThresholdsError(ValueError):
@@ -26,6 +31,10 @@ class Ceilings:
     error_rate: float
     sources: tuple[str, ...] = ()
     """The sections these ceilings came from, in the order they were applied."""
+    gate: str = DEFAULT_GATE
+    max_increase: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(LABELS, DEFAULT_MAX_INCREASE)
+    )
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -33,6 +42,8 @@ class Ceilings:
             "invalid_rate": self.invalid_rate,
             "error_rate": self.error_rate,
             "sources": list(self.sources),
+            "gate": self.gate,
+            "max_increase": dict(self.max_increase),
         }
 
 
@@ -78,17 +89,31 @@ class Thresholds:
             raise ThresholdsError(
                 f"{self.path}: no ceiling for {', '.join(missing)} under framing {framing} (set it in [default])"
             )
-        return Ceilings(
+        ceilings = Ceilings(
             dir_err={y: float(merged["dir_err"][y]) for y in LABELS},
             invalid_rate=float(merged["invalid_rate"]),
             error_rate=float(merged["error_rate"]),
             sources=tuple(sources),
         )
+        return _with_comparison_keys(ceilings, [block for _, block in blocks])
 
     def check_complete(self, spec: ModelSpec, framings: Iterable[str] = FRAMINGS) -> None:
         """Raise ThresholdsError now, not case by case, when some framing would lack a ceiling."""
         for framing in framings:
             self.for_case(spec, framing)
+
+
+def _with_comparison_keys(ceilings: Ceilings, blocks: Iterable[Mapping[str, Any]]) -> Ceilings:
+    """`gate` and `max_increase`, merged like the ceilings (later blocks override, label by label)."""
+    gate, increase = ceilings.gate, dict(ceilings.max_increase)
+    for block in blocks:
+        gate = block.get("gate", gate)
+        value = block.get("max_increase")
+        if isinstance(value, (int, float)):
+            increase = dict.fromkeys(LABELS, float(value))
+        elif isinstance(value, Mapping):
+            increase.update({y: float(v) for y, v in value.items()})
+    return replace(ceilings, gate=gate, max_increase=increase)
 
 
 def load(path: str | Path) -> Thresholds:
@@ -136,13 +161,18 @@ def _check_block(path: Path, where: str, block: Any, allow_framing: bool) -> Non
     for key, value in block.items():
         if key == "framing" and allow_framing:
             _check_framings(path, f"{where}.framing", value)
-        elif key == "dir_err" and isinstance(value, Mapping):
+        elif key in ("dir_err", "max_increase") and isinstance(value, Mapping):
             for label, ceiling in value.items():
                 if label not in LABELS:
                     raise ThresholdsError(
-                        f"{path}: {where}.dir_err.{label}: expected a label ({', '.join(LABELS)})"
+                        f"{path}: {where}.{key}.{label}: expected a label ({', '.join(LABELS)})"
                     )
-                _check_rate(path, f"{where}.dir_err.{label}", ceiling)
+                _check_rate(path, f"{where}.{key}.{label}", ceiling)
+        elif key == "gate":
+            if value not in GATES:
+                raise ThresholdsError(
+                    f"{path}: {where}.gate = {value!r}; expected one of {', '.join(repr(g) for g in GATES)}"
+                )
         elif key in _KEYS:
             _check_rate(path, f"{where}.{key}", value)
         else:

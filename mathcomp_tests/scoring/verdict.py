@@ -16,13 +16,24 @@ PROMPT_TAIL = 160
 """Characters of a prompt's end shown beside a wrong item."""
 
 
+def gated(scores: metrics.Scores, label: str, gate: str) -> float | None:
+    """The value of DirErr(label) held to its ceiling under ``gate``: the estimate or an interval end."""
+    value = scores.dir_err[label]
+    if value is None or gate == "point":
+        return value
+    interval = (scores.dir_err_ci or {}).get(label)
+    if interval is None:
+        return value
+    return interval[0] if gate == "lower" else interval[1]
+
+
 def breaches(scores: metrics.Scores, ceilings: Ceilings) -> list[str]:
     """The names of the scores above their ceilings (empty: the case passes)."""
-    out = [
-        f"DirErr({y})"
-        for y in LABELS
-        if scores.dir_err[y] is not None and scores.dir_err[y] > ceilings.dir_err[y]  # type: ignore[operator]
-    ]
+    out = []
+    for y in LABELS:
+        value = gated(scores, y, ceilings.gate)
+        if value is not None and value > ceilings.dir_err[y]:
+            out.append(f"DirErr({y})")
     if scores.invalid_rate > ceilings.invalid_rate:
         out.append("invalid_rate")
     if scores.error_rate > ceilings.error_rate:
@@ -33,21 +44,38 @@ def breaches(scores: metrics.Scores, ceilings: Ceilings) -> list[str]:
 def explanation(result: CaseResult) -> str:
     """What a failing case prints: every value against its ceiling, then three wrong items."""
     scores, ceilings = result.scores, result.ceilings
-    lines = [
-        f"{result.condition.id} on {result.model}: {', '.join(result.breaches) or 'nothing'} above the ceiling"
-    ]
+    over = breaches(scores, ceilings)
+    rose = result.comparison.breaches if result.comparison is not None else []
+    parts = ([f"{', '.join(over)} above the ceiling"] if over else []) + (
+        [f"{', '.join(r.removesuffix(' rise') for r in rose)} rose over the baseline"] if rose else []
+    )
+    lines = [f"{result.condition.id} on {result.model}: {'; '.join(parts) or 'nothing failed'}"]
+    if ceilings.gate != "point":
+        end = "lower" if ceilings.gate == "lower" else "upper"
+        lines.append(f"  gate: the {end} end of the 95% interval is held to the ceiling")
     for y in LABELS:
         value = scores.dir_err[y]
+        gate_value = gated(scores, y, ceilings.gate)
         hits, denominator = metrics.dir_err_counts(scores.confusion, y)
         shown = "n/a" if value is None else f"{value:.3f}"
-        mark = ">" if value is not None and value > ceilings.dir_err[y] else "<="
+        interval = (scores.dir_err_ci or {}).get(y)
+        shown_ci = f"   95% CI [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
+        if ceilings.gate != "point" and gate_value is not None:
+            shown += f", {ceilings.gate} end {gate_value:.3f}"
+        mark = ">" if gate_value is not None and gate_value > ceilings.dir_err[y] else "<="
         lines.append(
-            f"  DirErr({y:<5}) = {shown} {mark} {ceilings.dir_err[y]:.3f}"
+            f"  DirErr({y:<5}) = {shown} {mark} {ceilings.dir_err[y]:.3f}{shown_ci}"
             f"   ({hits}/{denominator} items whose gold is not {y} answered {y})"
         )
     for name in ("invalid_rate", "error_rate"):
         value, ceiling = getattr(scores, name), getattr(ceilings, name)
         lines.append(f"  {name:<14} = {value:.3f} {'>' if value > ceiling else '<='} {ceiling:.3f}")
+    if result.comparison is not None:
+        from .paired import explanation as paired_explanation
+
+        lines += paired_explanation(result.comparison, result.condition.id)
+    elif result.baseline_status == "no baseline":
+        lines.append(f"  no baseline: the baseline has no answers for {result.condition.id}")
     lines += _wrong_items(result.wrong_items(3))
     return "\n".join(lines)
 

@@ -1,0 +1,56 @@
+"""The run-level view of the baseline comparison: what was compared, which cases had no baseline, and the
+Holm correction across every case and label (applied once all cases are in)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..scoring.intervals import holm
+from ..scoring.paired import ALPHA
+
+if TYPE_CHECKING:
+    from ..run import Run
+
+
+def holm_failures(cases: Sequence[dict[str, Any]]) -> list[str]:
+    """Cases whose rise over the baseline Holm finds significant but that passed at the per-test level
+    alpha/m used while the run went (Holm rejects at least what that level rejects, sometimes more)."""
+    tests = [
+        (c["case"], y, change)
+        for c in cases
+        if (c.get("baseline") or {}).get("status") == "compared"
+        for y, change in c["baseline"]["changes"].items()
+        if change["difference"] is not None
+    ]
+    rejected = holm([t[2]["p_value"] for t in tests], ALPHA)
+    out = []
+    for (case_id, y, change), reject in zip(tests, rejected, strict=True):
+        change["holm_significant"] = reject
+        if reject and change["difference"] > change["max_increase"] and not change["breach"]:
+            out.append(f"{case_id}: DirErr({y}) rise")
+    return out
+
+
+def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    s = run.settings
+    comparator = run.comparator
+    if comparator is None:
+        return None
+    compared = [c for c in cases if (c.get("baseline") or {}).get("status") == "compared"]
+    return {
+        "source": str(s.baseline) if s.baseline is not None else None,
+        "model": comparator.name,
+        "paired_test": s.paired_test,
+        "holm": s.holm,
+        "alpha": ALPHA,
+        "compared": len(compared),
+        "no_baseline": [c["case"] for c in cases if (c.get("baseline") or {}).get("status") == "no baseline"],
+        "rises": [
+            f"{c['case']}: DirErr({y})"
+            for c in compared
+            for y, change in c["baseline"]["changes"].items()
+            if change["breach"]
+        ],
+        "holm_failures": holm_failures(cases) if s.holm else [],
+    }

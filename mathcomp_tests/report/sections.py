@@ -1,0 +1,103 @@
+"""The report's figure sections: PNGs from figures.py embedded as data URIs (the page stays one file that
+opens from disk), each with a caption and alt text. Every text is escaped."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from ..types import FRAMINGS
+from . import figures, pooled
+
+Case = Mapping[str, Any]
+
+
+def figure_html(png: bytes, alt: str, caption: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return (
+        f'<figure class="mathcomp-figure"><img src="data:image/png;base64,{data}" alt="{escape(alt)}" '
+        f'style="max-width:100%;height:auto"><figcaption>{escape(caption)}</figcaption></figure>'
+    )
+
+
+def run_figures_html(cases: Sequence[Case], records: Sequence[Mapping[str, Any]]) -> str:
+    """Heat-maps per format, identity tables, category bars and the change against a baseline."""
+    cases = pooled.scored(cases)
+    if not cases:
+        return ""
+    parts = ['<div class="mathcomp-figures"><h2>Figures</h2>']
+    identities = list(dict.fromkeys(c["identity"] for c in cases))
+    for fmt in dict.fromkeys(c["format"] for c in cases):
+        chosen = [c for c in cases if c["format"] == fmt]
+        rows = _rows_by_position(chosen, identities[0])
+        parts.append(
+            figure_html(
+                figures.direction_heatmaps(rows, f"DirErr by framing and position, format {fmt}"),
+                f"DirErr heat-map, format {fmt}",
+                f"Format {fmt}, identity {identities[0]}: DirErr per direction (the paper's Figure 2 layout).",
+            )
+        )
+        if len(identities) > 1:
+            parts.append(
+                figure_html(
+                    figures.identity_table(chosen, identities, f"DirErr by identity, format {fmt}"),
+                    f"identity table, format {fmt}",
+                    f"Format {fmt}: rows framing and position, columns identity (the paper's Table 1 layout).",
+                )
+            )
+        if any((c.get("baseline") or {}).get("status") == "compared" for c in chosen):
+            parts.append(
+                figure_html(
+                    figures.delta_heatmaps(rows, f"Change against the baseline, format {fmt}"),
+                    f"change against the baseline, format {fmt}",
+                    f"Format {fmt}: DirErr of this run minus the baseline's on the same items, in points.",
+                )
+            )
+    categories = pooled.by_category(records)
+    if categories:
+        parts.append(
+            figure_html(
+                figures.category_bars(categories, "DirErr by scenario category, all cases pooled"),
+                "DirErr by category",
+                "Pooled over every case of the run; 95% intervals from a bootstrap over scenarios.",
+            )
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _rows_by_position(cases: Sequence[Case], identity: str) -> list[tuple[str, dict[str, Case]]]:
+    rows = []
+    for position in dict.fromkeys(c["position"] for c in cases):
+        by_framing = {
+            c["framing"]: c for c in cases if c["position"] == position and c["identity"] == identity
+        }
+        if by_framing:
+            rows.append((position, by_framing))
+    return rows
+
+
+def combined_figures_html(runs: Sequence[tuple[str, Sequence[Case]]]) -> str:
+    """Models side by side: one heat-map row per run (and position), per format."""
+    parts = ['<div class="mathcomp-figures"><h2>Runs side by side</h2>']
+    formats = list(dict.fromkeys(c["format"] for _, cases in runs for c in cases))
+    for fmt in formats:
+        rows: list[tuple[str, dict[str, Case]]] = []
+        for name, cases in runs:
+            chosen = [c for c in pooled.scored(cases) if c["format"] == fmt]
+            identity = next((c["identity"] for c in chosen), "std")
+            positions = list(dict.fromkeys(c["position"] for c in chosen))
+            for position, by_framing in _rows_by_position(chosen, identity):
+                rows.append((name if len(positions) == 1 else f"{name} · {position}", by_framing))
+        if rows:
+            parts.append(
+                figure_html(
+                    figures.direction_heatmaps(rows, f"DirErr per run, format {fmt}"),
+                    f"DirErr heat-map per run, format {fmt}",
+                    f"Format {fmt}: one row per run; framings across ({', '.join(FRAMINGS)}).",
+                )
+            )
+    parts.append("</div>")
+    return "".join(parts)

@@ -1,0 +1,146 @@
+"""Reports built from finished run folders, without a model and without pytest: one run rebuilt, several
+runs side by side, or every run's metrics across time. Each page is one self-contained HTML file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from ..types import LABELS
+from . import figures, html, results, sections
+
+
+class RunFolderError(ValueError):
+    """A path that is not a finished run folder; the message names it."""
+
+
+def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(summary.json, results.jsonl records) of a finished run."""
+    path = run_dir / results.SUMMARY
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RunFolderError(f"{run_dir}: not a finished run folder (no {results.SUMMARY})") from exc
+    except ValueError as exc:
+        raise RunFolderError(f"{path}: not valid JSON: {exc}") from exc
+    return summary, results.read_records(run_dir)
+
+
+def page(title: str, body: str) -> str:
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        "<style>body{font-family:sans-serif;margin:24px;color:#222} h1{font-size:22px}</style>"
+        f"{html.STYLE}</head><body><h1>{escape(title)}</h1>{body}</body></html>"
+    )
+
+
+def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+    cases = summary["cases"]
+    parts = [
+        html.run_header_html(summary),
+        html.summary_table_html(summary["model"], cases),
+        sections.run_figures_html(cases, records),
+        "<h2>Cases</h2>",
+    ]
+    for case in cases:
+        if case.get("scores") is None:
+            error = str(case.get("error") or "no scores")
+            parts.append(f"<h3>{escape(case['case'])} (ERROR)</h3><pre>{escape(error)}</pre>")
+            continue
+        verdict = "pass" if case["passed"] else "FAIL: " + ", ".join(case["breaches"])
+        parts.append(f"<h3>{escape(case['case'])} ({escape(verdict)})</h3>{html.case_extra_html(case)}")
+    return "".join(parts)
+
+
+def rebuild(run_dir: Path) -> str:
+    summary, records = load_run(run_dir)
+    return page(f"MathComp report: {summary['model']} ({summary['run_id']})", run_body(summary, records))
+
+
+def combine(run_dirs: Sequence[Path]) -> str:
+    """Models side by side: one heat-map row per run, then each run's header and table."""
+    runs = [load_run(d) for d in run_dirs]
+    names = _names([s for s, _ in runs])
+    parts = [sections.combined_figures_html([(n, s["cases"]) for n, (s, _) in zip(names, runs, strict=True)])]
+    for name, (summary, _) in zip(names, runs, strict=True):
+        parts.append(f"<h2>{escape(name)}</h2>")
+        parts.append(html.run_header_html(summary))
+        parts.append(html.summary_table_html(summary["model"], summary["cases"]))
+    return page(f"MathComp report: {len(runs)} runs side by side", "".join(parts))
+
+
+def _names(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each run's model, with the run id where two runs share a model."""
+    models = [str(s["model"]) for s in summaries]
+    return [
+        m if models.count(m) == 1 else f"{m} ({s['run_id']})" for m, s in zip(models, summaries, strict=True)
+    ]
+
+
+def percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")
+
+
+def run_metrics(summary: Mapping[str, Any]) -> dict[str, float | None]:
+    """A run's headline numbers: DirErr per label and accuracy as means over its cases, the shares of
+    invalid answers and of failed cases."""
+    cases = [c for c in summary["cases"] if c.get("scores") is not None]
+    out: dict[str, float | None] = {}
+    for y in LABELS:
+        values = [c["scores"]["dir_err"][y] for c in cases if c["scores"]["dir_err"][y] is not None]
+        out[f"DirErr({y})"] = sum(values) / len(values) if values else None
+    n = sum(c["scores"]["n"] for c in cases)
+    out["accuracy"] = sum(c["scores"]["accuracy"] * c["scores"]["n"] for c in cases) / n if n else None
+    out["invalid rate"] = (
+        sum(c["scores"]["invalid_rate"] * c["scores"]["n"] for c in cases) / n if n else None
+    )
+    out["cases failed"] = summary["cases_failed"] / summary["cases_run"] if summary["cases_run"] else None
+    return out
+
+
+def run_folders(reports_dir: Path) -> list[Path]:
+    """Every finished run under ``reports_dir``, oldest first (run ids start with their time)."""
+    if not reports_dir.is_dir():
+        raise RunFolderError(f"{reports_dir}: no such reports folder")
+    found = [
+        p
+        for p in reports_dir.iterdir()
+        if p.is_dir() and not p.is_symlink() and (p / results.SUMMARY).exists()
+    ]
+    return sorted(found, key=lambda p: p.name)
+
+
+def history(reports_dir: Path) -> tuple[str, list[tuple[str, str, dict[str, float | None]]]]:
+    """The history page, and (model, run id, metrics) for every run, oldest first."""
+    rows = []
+    for run_dir in run_folders(reports_dir):
+        summary, _ = load_run(run_dir)
+        rows.append((str(summary["model"]), str(summary["run_id"]), run_metrics(summary)))
+    parts = []
+    for model in dict.fromkeys(m for m, _, _ in rows):
+        mine = [(run_id, metrics) for m, run_id, metrics in rows if m == model]
+        series = {name: [(run_id, metrics[name]) for run_id, metrics in mine] for name in METRICS}
+        parts.append(
+            sections.figure_html(
+                figures.history_lines(series, f"{model}: metrics across runs"),
+                f"history of {model}",
+                f"{model}: means over each run's cases; {len(mine)} runs, oldest left.",
+            )
+        )
+    head = "".join(f"<th>{escape(n)}</th>" for n in METRICS)
+    body = "".join(
+        f"<tr><td>{escape(run_id)}</td><td>{escape(model)}</td>"
+        + "".join(f"<td>{percent(m[n])}</td>" for n in METRICS)
+        + "</tr>"
+        for model, run_id, m in rows
+    )
+    table = (
+        f'<div class="mathcomp-summary"><table><tr><th>run</th><th>model</th>{head}</tr>{body}</table></div>'
+    )
+    return page(f"MathComp history: {reports_dir}", "".join(parts) + table), rows

@@ -1,0 +1,127 @@
+"""95% intervals for shares: Wilson for one case (its items are distinct scenarios), a cluster bootstrap
+over scenarios for anything that pools cases (the same scenario appears in every case, so items are not
+independent), and the exact McNemar test and a paired interval for a change between two runs."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+
+Z95 = 1.959963984540054
+"""The standard normal quantile for a two-sided 95% interval."""
+BOOTSTRAP_REPS = 2000
+BOOTSTRAP_SEED = 20240611
+
+
+def wilson(hits: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval for hits/n (None when n is 0); stays inside [0, 1], sane at 0 and n."""
+    if n <= 0:
+        return None
+    if not 0 <= hits <= n:
+        raise ValueError(f"hits must be between 0 and n={n}, got {hits}")
+    p = hits / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    low = 0.0 if hits == 0 else max(0.0, centre - half)
+    return low, 1.0 if hits == n else min(1.0, centre + half)
+
+
+def cluster_bootstrap(
+    clusters: Mapping[str, Sequence[tuple[int, int]]],
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float] | None:
+    """Percentile interval of a pooled ratio sum(hits)/sum(n), resampling whole scenarios.
+
+    ``clusters`` maps a scenario id to its (hits, n) pairs, one per case that pools it. Resampling scenarios
+    (not items) keeps the correlation between cases that share a scenario, which a per-item interval ignores.
+    """
+    totals = [(sum(h for h, _ in pairs), sum(n for _, n in pairs)) for pairs in clusters.values()]
+    totals = [t for t in totals if t[1] > 0]
+    if not totals:
+        return None
+    rng = random.Random(seed)
+    k = len(totals)
+    estimates = []
+    for _ in range(reps):
+        hits = n = 0
+        for _ in range(k):
+            h, m = totals[rng.randrange(k)]
+            hits += h
+            n += m
+        estimates.append(hits / n)
+    estimates.sort()
+    return estimates[int(0.025 * (reps - 1))], estimates[int(math.ceil(0.975 * (reps - 1)))]
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value: b and c are the discordant pairs (0->1 and 1->0)."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired_difference(both: int, rose: int, fell: int, n: int, z: float = Z95) -> tuple[float, float, float]:
+    """(difference, low, high) of two paired shares over n pairs: Newcombe's score interval (method 10).
+
+    ``both`` pairs are 1 on both sides, ``rose`` 1 only for the candidate, ``fell`` 1 only for the
+    baseline. Built from the two Wilson intervals and the pairs' correlation, it stays sane with few
+    discordant pairs, where the Wald interval claims far too much. n must be positive.
+    """
+    neither = n - both - rose - fell
+    p1, p2 = (both + rose) / n, (both + fell) / n
+    l1, u1 = wilson(both + rose, n, z)  # type: ignore[misc]
+    l2, u2 = wilson(both + fell, n, z)  # type: ignore[misc]
+    margins = (both + rose) * (fell + neither) * (both + fell) * (rose + neither)
+    cross: float = both * neither - rose * fell
+    if cross > 0:
+        cross = max(cross - n / 2, 0)  # Newcombe's continuity-corrected correlation
+    phi = cross / math.sqrt(margins) if margins else 0.0
+    d = p1 - p2
+    low = d - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    high = d + math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return d, max(-1.0, low), min(1.0, high)
+
+
+def paired_bootstrap(
+    pairs: Sequence[tuple[int, int]], reps: int = BOOTSTRAP_REPS, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float, float, float]:
+    """(difference, low, high, p) for the mean of candidate - baseline over paired 0/1 outcomes.
+
+    Scenarios are resampled with replacement; p is the two-sided share of resampled differences on the
+    other side of zero (doubled, at least 1/reps).
+    """
+    if not pairs:
+        raise ValueError("a paired bootstrap needs at least one pair")
+    import numpy as np  # here, not at module level: importing the plugin stays cheap
+
+    diffs = np.array([cand - base for base, cand in pairs], dtype=float)
+    k = len(diffs)
+    d = float(diffs.mean())
+    rng = np.random.default_rng(seed)
+    estimates = np.sort(diffs[rng.integers(0, k, size=(reps, k))].mean(axis=1))
+    low, high = (
+        float(estimates[int(0.025 * (reps - 1))]),
+        float(estimates[int(math.ceil(0.975 * (reps - 1)))]),
+    )
+    if d == 0:
+        return d, low, high, 1.0
+    beyond = int((estimates <= 0).sum() if d > 0 else (estimates >= 0).sum())
+    return d, low, high, min(1.0, max(1 / reps, 2 * beyond / reps))
+
+
+def holm(p_values: Sequence[float], alpha: float = 0.05) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses are rejected at family-wise level ``alpha``."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    m = len(p_values)
+    for rank, i in enumerate(order):
+        if p_values[i] >= alpha / (m - rank):
+            break
+        rejected[i] = True
+    return rejected

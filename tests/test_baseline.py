@@ -1,0 +1,237 @@
+"""Baseline files: written by --update-baseline, read back exactly, refused with a usage error when they do
+not fit the run; each case then compared on the same items with a paired test."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from suite_runner import run_suite
+
+from mathcomp_tests.scoring import baseline, paired
+from mathcomp_tests.scoring.baseline import BaselineError, Fingerprint
+
+LIMITS = dict.fromkeys(("less", "more", "equal"), 0.05)
+
+
+def _baseline(tmp_path: Path) -> baseline.Baseline:
+    return baseline.Baseline(
+        source=tmp_path / "baseline.txt",
+        model="symbolic",
+        revision="1",
+        dataset="fixtures/scenarios.csv",
+        dataset_sha256="ab" * 32,
+        prompt_set="hf",
+        scenarios=("1", "2", "3"),
+        cases={"neutral-begin-std-one-word": {"1": "less", "2": "invalid", "3": "error"}},
+    )
+
+
+def test_a_baseline_file_reads_back_what_was_written(tmp_path: Path) -> None:
+    written = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    text = written.read_text()
+    assert "case neutral-begin-std-one-word: lix" in text
+    again = baseline.load(written)
+    assert again == _baseline(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda t: t.replace(": lix", ": liz"),
+            r"baseline.txt:\d+: case neutral-begin-std-one-word: unknown",
+        ),
+        (lambda t: t.replace(": lix", ": li"), r"baseline.txt:\d+: case .* has 2 answers for 3 scenarios"),
+        (
+            lambda t: t.replace("prompt-set: hf\n", ""),
+            r"baseline.txt: not a baseline file: missing prompt-set",
+        ),
+        (lambda t: t.replace("format: 1", "format: 9"), r"baseline format '9'"),
+        (lambda t: t + "colour: blue\n", r"baseline.txt:\d+: unknown key 'colour'"),
+        (lambda t: t + "no colon here\n", r"baseline.txt:\d+: expected `key: value`"),
+    ],
+)
+def test_a_damaged_baseline_file_names_the_line_and_what_was_expected(
+    tmp_path: Path, edit: object, message: str
+) -> None:
+    path = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    path.write_text(edit(path.read_text()))  # type: ignore[operator]
+    with pytest.raises(BaselineError, match=message):
+        baseline.load(path)
+
+
+def test_a_missing_baseline_is_an_error_naming_the_path(tmp_path: Path) -> None:
+    with pytest.raises(BaselineError, match=r"nowhere\.txt: no such file or run folder"):
+        baseline.load(tmp_path / "nowhere.txt")
+    (tmp_path / "run").mkdir()
+    with pytest.raises(BaselineError, match="not a finished run folder"):
+        baseline.load(tmp_path / "run")
+
+
+def test_fit_checks_name_every_difference(tmp_path: Path) -> None:
+    base = _baseline(tmp_path)
+    fits = Fingerprint(
+        "fixtures/scenarios.csv", "ab" * 32, "hf", ("1", "2", "3"), ("neutral-begin-std-one-word",)
+    )
+    base.check_fits(fits)
+    with pytest.raises(
+        BaselineError, match=r"another dataset: .* sha256 abababab.*, the run's other.csv has cdcd"
+    ):
+        base.check_fits(replace(fits, dataset="other.csv", dataset_sha256="cd" * 32))
+    with pytest.raises(
+        BaselineError, match=r"other scenarios \(3 in the baseline, 2 in the run; only in the baseline: 3"
+    ):
+        base.check_fits(replace(fits, scenarios=("1", "2")))
+    with pytest.raises(BaselineError, match="another prompt set: baseline 'hf', run 'openai'"):
+        base.check_fits(replace(fits, prompt_set="openai"))
+    with pytest.raises(BaselineError, match="another selection: none of the run's 1 cases"):
+        base.check_fits(replace(fits, cases=("neutral-end-std-json",)))
+
+
+def test_a_paired_rise_above_max_increase_fails_with_both_values_and_the_items() -> None:
+    golds = {str(i): "less" for i in range(100)}
+    base = {str(i): "less" for i in range(100)}
+    cand = {str(i): ("more" if i < 15 else "less") for i in range(100)}
+    cand["99"] = "error"  # a failed request leaves the pairs
+    result = paired.compare(golds, cand, base, LIMITS)
+    change = result.changes["more"]
+    assert (change.pairs, change.rose, change.fell) == (99, 15, 0)
+    assert change.difference == pytest.approx(15 / 99) and change.p_value == pytest.approx(2 / 2**15)
+    assert change.breach and result.breaches == ["DirErr(more) rise"]
+    assert not result.changes["equal"].breach and result.changes["equal"].p_value == 1.0
+    text = "\n".join(paired.explanation(result, "neutral-begin-std-one-word"))
+    assert "baseline 0.000 -> 0.152: difference +0.152 [95% CI" in text and "p = 6.104e-05" in text
+    assert text.count("scenario ") == 3 and "baseline less -> now more" in text
+
+
+def test_a_small_rise_is_not_a_failure_even_when_significant_nor_a_large_noisy_one() -> None:
+    golds = {str(i): "less" for i in range(400)}
+    base = {str(i): "less" for i in range(400)}
+    small = {str(i): ("more" if i < 12 else "less") for i in range(400)}  # +0.03, p < 0.001
+    assert not paired.compare(golds, small, base, LIMITS).changes["more"].breach
+    noisy_base = {str(i): ("more" if i % 2 else "less") for i in range(8)}
+    noisy = {str(i): ("more" if i < 6 else "less") for i in range(8)}
+    change = paired.compare({str(i): "less" for i in range(8)}, noisy, noisy_base, LIMITS).changes["more"]
+    assert change.difference == pytest.approx(0.25) and not change.significant and not change.breach
+
+
+def test_the_bootstrap_test_agrees_on_a_clear_rise() -> None:
+    golds = {str(i): "less" for i in range(100)}
+    base = {str(i): "less" for i in range(100)}
+    cand = {str(i): ("more" if i < 15 else "less") for i in range(100)}
+    change = paired.compare(golds, cand, base, LIMITS, method="bootstrap").changes["more"]
+    assert change.breach and change.p_value < 0.01 and change.low is not None and change.low > 0
+
+
+# The suite, run as a user runs it (symbolic backend: fast and deterministic).
+
+ARGS = ("--model=symbolic", "--limit=20", "--framings=neutral,direct-more")
+
+
+def test_update_baseline_then_compare_passes_and_a_case_it_lacks_says_no_baseline(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.txt"
+    first = run_suite(tmp_path, *ARGS, "--positions=begin", f"--update-baseline={path}")
+    assert first.returncode == 0, first.output
+    assert "baseline written" in first.output
+    assert len([line for line in path.read_text().splitlines() if line.startswith("case ")]) == 2
+    second = run_suite(tmp_path, *ARGS, f"--baseline={path}")
+    assert second.returncode == 0, second.output
+    statuses = {c["case"]: (c["baseline"] or {}).get("status") for c in second.summary["cases"]}
+    assert statuses == {
+        "neutral-begin-std-one-word": "compared",
+        "neutral-end-std-one-word": "no baseline",
+        "direct-more-begin-std-one-word": "compared",
+        "direct-more-end-std-one-word": "no baseline",
+    }
+    assert second.summary["baseline"]["no_baseline"] == [
+        "neutral-end-std-one-word",
+        "direct-more-end-std-one-word",
+    ]
+    assert (
+        "no baseline" in second.output
+        and "UserWarning: neutral-end-std-one-word: no baseline" in second.output
+    )
+    page = (second.run_dir / "report.html").read_text()
+    assert page.count("pass (no baseline)") == 2 and page.count("has no answers for this case.") == 2
+    # A run folder serves as a baseline too.
+    third = run_suite(tmp_path, *ARGS, f"--baseline={second.run_dir}")
+    assert third.returncode == 0, third.output
+    assert third.summary["baseline"]["compared"] == 4
+
+
+def test_a_baseline_that_does_not_fit_stops_the_run_before_any_case(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.txt"
+    assert run_suite(tmp_path, *ARGS, f"--update-baseline={path}").returncode == 0
+    reports = tmp_path / "reports"
+    before = set(reports.iterdir())
+    other = run_suite(tmp_path, "--model=symbolic", "--limit=10", f"--baseline={path}")
+    assert other.returncode == 4, other.output
+    assert (
+        f"baseline {path} does not fit this run: other scenarios (20 in the baseline, 10 in the run"
+        in other.output
+    )
+    assert set(reports.iterdir()) == before  # no run folder: nothing ran
+    missing = run_suite(tmp_path, *ARGS, f"--baseline={tmp_path / 'gone.txt'}")
+    assert missing.returncode == 4 and "gone.txt: no such file or run folder" in missing.output
+    text = path.read_text()
+    sha = next(line for line in text.splitlines() if line.startswith("dataset-sha256:"))
+    path.write_text(text.replace(sha, "dataset-sha256: " + "0" * 64))
+    changed = run_suite(tmp_path, *ARGS, f"--baseline={path}")
+    assert changed.returncode == 4 and "another dataset" in changed.output
+
+
+def test_a_model_worse_than_its_baseline_fails_with_the_paired_message(tmp_path: Path) -> None:
+    """The demo model against the always-right symbolic reference: every label's DirErr rose."""
+    path = tmp_path / "baseline.txt"
+    assert run_suite(tmp_path, *ARGS, "--positions=begin", f"--update-baseline={path}").returncode == 0
+    run = run_suite(
+        tmp_path, "--limit=20", "--framings=direct-more", "--positions=begin", f"--baseline={path}"
+    )
+    assert run.returncode == 1, run.output
+    assert (
+        "rose over the baseline" in run.output
+        and "against the baseline symbolic (exact McNemar" in run.output
+    )
+    assert "items whose answer changed:" in run.output
+    case = run.summary["cases"][0]
+    assert case["baseline"]["changes"]["more"]["breach"] is True
+    assert "DirErr(more) rise" in case["breaches"]
+    assert json.loads(json.dumps(run.summary["baseline"]))["rises"]
+
+
+def test_baseline_model_runs_the_base_model_on_the_same_prompts_in_the_same_run(tmp_path: Path) -> None:
+    run = run_suite(
+        tmp_path, "--limit=20", "--framings=direct-more", "--positions=begin", "--baseline-model=symbolic"
+    )
+    assert run.returncode == 1, run.output
+    assert "against the baseline symbolic (exact McNemar, alpha 0.05)" in run.output
+    assert run.summary["baseline"]["model"] == "symbolic" and run.summary["baseline"]["source"] is None
+    both = run_suite(tmp_path, *ARGS, "--baseline-model=symbolic", f"--baseline={tmp_path}")
+    assert both.returncode == 4 and "give --baseline or --baseline-model, not both" in both.output
+
+
+def test_holm_uses_alpha_over_m_per_case_and_the_full_step_down_at_the_end(tmp_path: Path) -> None:
+    from mathcomp_tests.report.comparison import holm_failures
+
+    def case(name: str, p: float, difference: float, breach: bool) -> dict[str, object]:
+        change = {"difference": difference, "p_value": p, "max_increase": 0.05, "breach": breach}
+        return {"case": name, "baseline": {"status": "compared", "changes": {"more": change}}}
+
+    # m = 3: per-case level 0.0167; Holm then rejects 0.02 (< 0.05/2) and 0.03 (< 0.05/1) as well.
+    cases = [case("a", 0.001, 0.2, True), case("b", 0.02, 0.2, False), case("c", 0.03, 0.01, False)]
+    assert holm_failures(cases) == ["b: DirErr(more) rise"]
+    assert [c["baseline"]["changes"]["more"]["holm_significant"] for c in cases] == [True, True, True]  # type: ignore[index]
+    run = run_suite(
+        tmp_path,
+        "--limit=60",
+        "--framings=direct-more",
+        "--positions=begin",
+        "--baseline-model=symbolic",
+        "--holm",
+    )
+    # m = 1 case x 3 labels: each test at 0.05 / 3; the rise of DirErr(more) (p about 1e-7) still fails.
+    assert run.returncode == 1, run.output
+    assert "exact McNemar, alpha 0.0166667" in run.output and run.summary["baseline"]["holm"] is True

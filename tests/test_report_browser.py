@@ -1,0 +1,160 @@
+"""The report as a person sees it: report.html opened in headless Chromium after a real run against a
+real OpenAI-compatible server on 127.0.0.1 whose model answers with markup. pytest-html builds its page
+with JavaScript from data embedded in the file, so only the rendered DOM tells what a reader gets."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import chromium, dump_dom, screenshot
+from fault_server import OK, Fault, FaultServer
+from suite_runner import SuiteRun, run_suite
+
+HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
+TITLE = "MathComp framing-bias report"
+PROBE = """
+<script>
+window.addEventListener('load', () => {
+  const images = [...document.querySelectorAll('.mathcomp-figure img')];
+  document.documentElement.setAttribute('data-probe', JSON.stringify({
+    title: document.title,
+    images: images.map(i => ({alt: i.alt, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight})),
+  }));
+});
+</script>
+"""
+"""Added to a copy of the page: after load, records what each figure decoded to and the title."""
+
+
+def hostile_every_third(index: int, attempt: int) -> Fault:
+    return Fault(text=HOSTILE) if index % 3 == 0 else OK
+
+
+class _Dom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.rows: list[list[str]] = []
+        self.header: dict[str, str] = {}
+        self._cell: list[str] | None = None
+        self._row: list[str] | None = None
+        self._key: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        if tag == "tr":
+            self._row = []
+        if tag in ("td", "th"):
+            self._cell = []
+            self._key = attributes.get("data-key")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            text = "".join(self._cell).strip()
+            if self._row is not None:
+                self._row.append(text)
+            if self._key:
+                self.header[self._key] = text
+            self._cell, self._key = None, None
+        if tag == "tr" and self._row is not None:
+            self.rows.append(self._row)
+            self._row = None
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
+    chromium()  # skip before the run when there is no browser
+    tmp = tmp_path_factory.mktemp("browser")
+    with FaultServer(schedule=hostile_every_third).running() as server:
+        run = run_suite(
+            tmp,
+            "--model=openai/markup-server",
+            f"--api-base={server.url}",
+            "--limit=12",
+            "--framings=neutral,direct-more,indirect-less",
+            "--formats=one-word",
+        )
+    assert run.returncode == 1, run.output  # a third of the answers are unreadable: invalid_rate fails
+    return run
+
+
+@pytest.fixture(scope="module")
+def rendered(hostile_run: SuiteRun, tmp_path_factory: pytest.TempPathFactory) -> tuple[_Dom, dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("dom")
+    page = tmp / "report.html"
+    source = (hostile_run.run_dir / "report.html").read_text(encoding="utf-8")
+    page.write_text(source.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = _Dom()
+    html = dump_dom(page, tmp / "profile")
+    dom.feed(html)
+    probe = next(a.get("data-probe") for t, a in dom.tags if t == "html")
+    assert probe, "the probe did not run: the page never finished loading"
+    return dom, json.loads(probe)
+
+
+def test_every_figure_is_present_and_decoded(
+    hostile_run: SuiteRun, rendered: tuple[_Dom, dict[str, Any]]
+) -> None:
+    _, probe = rendered
+    alts = [i["alt"] for i in probe["images"]]
+    assert alts == ["DirErr heat-map, format one-word", "DirErr by category"], alts
+    for image in probe["images"]:
+        assert image["complete"] and image["width"] > 300 and image["height"] > 150, image
+
+
+def test_numbers_on_the_page_equal_summary_json(
+    hostile_run: SuiteRun, rendered: tuple[_Dom, dict[str, Any]]
+) -> None:
+    dom, _ = rendered
+    summary = hostile_run.summary
+    failed = summary["cases_failed"]
+    assert dom.header["cases"] == f"{summary['cases_run'] - failed} passed, {failed} failed, 0 errored"
+    assert dom.header["dataset sha256"] == summary["dataset"]["sha256"]
+    assert dom.header["model"].startswith("openai/markup-server")
+    rows = {r[0]: r for r in dom.rows if r and r[0] in {c["case"] for c in summary["cases"]} and len(r) >= 7}
+    assert len(rows) == summary["cases_run"] == 6
+    for case in summary["cases"]:
+        row = rows[case["case"]]
+        for i, y in enumerate(("less", "more", "equal"), start=1):
+            assert float(row[i].split("%")[0]) == pytest.approx(100 * case["scores"]["dir_err"][y], abs=0.05)
+        assert float(row[5].rstrip("%")) == pytest.approx(100 * case["scores"]["invalid_rate"], abs=0.05)
+        assert row[-1] == ("pass" if case["passed"] else "FAIL")
+    # pytest-html's own table, built by its script: one row per case, each failing case marked failed.
+    results = [
+        a
+        for t, a in dom.tags
+        if t == "tbody" and a.get("id") and "results-table-row" in (a.get("class") or "")
+    ]
+    assert len(results) == 6
+    assert sum("failed" in (a.get("class") or "") for a in results) == failed
+
+
+def test_model_markup_is_shown_as_text_and_never_run(rendered: tuple[_Dom, dict[str, Any]]) -> None:
+    dom, probe = rendered
+    assert probe["title"] == TITLE  # neither the <script> nor the onerror handler ran
+    assert not [a for t, a in dom.tags if t == "img" and a.get("src") == "x"]
+    # Only pytest-html's own script and the probe: no element came out of a model's answer.
+    assert len([t for t, _ in dom.tags if t == "script"]) == 2
+    assert HOSTILE in "".join(dom.text), "the raw answer is shown, as text"
+
+
+def test_a_screenshot_of_the_report_renders(hostile_run: SuiteRun, tmp_path: Path) -> None:
+    shot = screenshot(hostile_run.run_dir / "report.html", tmp_path / "report.png", tmp_path / "profile")
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000
+    keep = os.environ.get("MATHCOMP_KEEP_SHOT")
+    if keep:  # where to leave the screenshot for a person to look at
+        shutil.copy(shot, keep)

@@ -1,0 +1,72 @@
+"""`python -m mathcomp_tests.report` and `python -m mathcomp_tests.history` rebuild pages from run folders
+alone: no model is called, so they work on folders copied from elsewhere."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from suite_runner import REPO, SuiteRun, run_suite
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, SuiteRun]:
+    tmp = tmp_path_factory.mktemp("cli")
+    first = run_suite(tmp, "--model=symbolic", "--limit=12", "--framings=neutral,direct-less")
+    second = run_suite(
+        tmp, "--model=symbolic", "--limit=12", "--framings=neutral,direct-less", "--formats=json"
+    )
+    assert first.returncode == second.returncode == 0, first.output + second.output
+    return first, second
+
+
+def test_report_rebuilds_one_run_with_its_figures_and_numbers(two_runs: tuple[SuiteRun, SuiteRun]) -> None:
+    first, _ = two_runs
+    proc = _cli("mathcomp_tests.report", str(first.run_dir))
+    assert proc.returncode == 0, proc.stderr
+    page = (first.run_dir / "report-rebuilt.html").read_text()
+    assert page.count('class="mathcomp-figure"') == 2 and page.count("data:image/png;base64,") == 2
+    assert f'data-key="dataset sha256">{first.summary["dataset"]["sha256"]}<' in page
+    assert page.count("<h3>") == 4 and "Confusion for neutral-begin-std-one-word" in page
+    assert "<script" not in page, "a plain page: nothing runs"
+
+
+def test_report_combines_runs_side_by_side(two_runs: tuple[SuiteRun, SuiteRun], tmp_path: Path) -> None:
+    first, second = two_runs
+    out = tmp_path / "both.html"
+    proc = _cli("mathcomp_tests.report", str(first.run_dir), str(second.run_dir), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    page = out.read_text()
+    assert 'alt="DirErr heat-map per run, format one-word"' in page
+    assert 'alt="DirErr heat-map per run, format json"' in page
+    assert (
+        f"symbolic ({first.summary['run_id']})" in page and f"symbolic ({second.summary['run_id']})" in page
+    )
+
+
+def test_history_plots_every_run_and_prints_the_numbers(two_runs: tuple[SuiteRun, SuiteRun]) -> None:
+    first, second = two_runs
+    reports = first.run_dir.parent
+    proc = _cli("mathcomp_tests.history", str(reports))
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("2", "run "))]
+    assert lines[0].split()[:2] == ["run", "DirErr(less)"]
+    assert [line.split()[0] for line in lines[1:]] == [first.summary["run_id"], second.summary["run_id"]]
+    assert all("100.0%" in line for line in lines[1:]), "the symbolic reference is always right"
+    page = (reports / "history.html").read_text()
+    assert page.count('alt="history of symbolic"') == 1
+
+
+def test_a_folder_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
+    proc = _cli("mathcomp_tests.report", str(tmp_path))
+    assert proc.returncode == 2 and f"{tmp_path}: not a finished run folder (no summary.json)" in proc.stderr
+    proc = _cli("mathcomp_tests.history", str(tmp_path))
+    assert proc.returncode == 2 and "no finished runs" in proc.stderr
