@@ -68,7 +68,7 @@ def test_the_nightly_commands_compare_with_the_baseline_and_publish_the_report(
         p.name for p in artifact.iterdir()
     }
     suite = ET.parse(artifact / "junit.xml").getroot().find("testsuite")
-    assert suite is not None and suite.get("tests") == "2" and suite.get("failures") == "0"
+    assert suite is not None and suite.get("tests") == "4" and suite.get("failures") == "0"  # 2 cases + 2 generated
     import json
 
     summary = json.loads((artifact / "summary.json").read_text())

@@ -20,6 +20,8 @@ from ..backends.base import OnResponse
 from ..types import Response
 
 DELAY = 1.0
+DELAY_VARIABLE = "MATHCOMP_PROGRESS_DELAY"
+"""Seconds a case runs before its bar appears, when this variable sets them (default DELAY)."""
 """Seconds a case runs before its bar appears."""
 
 
@@ -79,7 +81,7 @@ def case_bar(config: pytest.Config, case_id: str, total: int) -> Iterator[OnResp
         desc=case_id,
         unit="prompt",
         file=_Terminal(capture, encoding),
-        delay=DELAY,
+        delay=float(os.environ.get(DELAY_VARIABLE) or DELAY),
         mininterval=0.5,
         ncols=max(40, columns - 1),
         leave=True,
