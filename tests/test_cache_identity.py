@@ -19,15 +19,19 @@ def _loose_thresholds(tmp_path: Path) -> Path:
     return path
 
 
+def _write_rows(path: Path, rows: list[dict[str, str]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def test_symbolic_answers_follow_the_scenario_not_the_prompt_text(tmp_path: Path) -> None:
     """Same words, other equation and label: the reference must recompute, not replay the old answer."""
     data = tmp_path / "scenarios.csv"
     with open(REPO / "fixtures" / "scenarios.csv", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))[:6]
-    with open(data, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    _write_rows(data, rows)
     first = run_suite(tmp_path, "--model=symbolic", f"--dataset={data}", *ONE_CASE)
     assert first.returncode == 0, first.output
     assert first.summary["prompts_sent"] == 6
@@ -35,10 +39,7 @@ def test_symbolic_answers_follow_the_scenario_not_the_prompt_text(tmp_path: Path
     row = next(r for r in rows if r["result_comparison"] == "less")  # make B's total larger: gold "more"
     row["equation_sentence2"] = row["equation_sentence2"] + " + 100"
     row["result_comparison"] = "more"
-    with open(data, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    _write_rows(data, rows)
     second = run_suite(tmp_path, "--model=symbolic", f"--dataset={data}", *ONE_CASE)
     assert second.returncode == 0, second.output
     assert second.summary["prompts_sent"] == 1, "only the changed scenario is asked again"

@@ -14,11 +14,9 @@ RAW_CHARS = 2000
 """Characters of a model's answer kept in a case summary's examples (results.jsonl keeps it whole)."""
 
 
-def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str, Any]:
-    """One line of results.jsonl: enough to recompute any paired metric later."""
-    s, c = item.prompt.scenario, item.prompt.condition
+def condition_fields(c: Condition) -> dict[str, Any]:
+    """The case id and every dimension of its condition, as each record names them."""
     return {
-        "run_id": run_id,
         "case": c.id,
         "framing": c.framing,
         "position": c.position,
@@ -26,6 +24,15 @@ def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str,
         "identity_on": c.identity_on,
         "format": c.format,
         "options": c.options,
+    }
+
+
+def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str, Any]:
+    """One line of results.jsonl: enough to recompute any paired metric later."""
+    s, c = item.prompt.scenario, item.prompt.condition
+    return {
+        "run_id": run_id,
+        **condition_fields(c),
         "prompt_set": item.prompt.prompt_set,
         "scenario": s.id,
         "category": s.category,
@@ -94,15 +101,8 @@ def sample_spread(result: CaseResult) -> dict[str, Any] | None:
 
 def case_summary(result: CaseResult) -> dict[str, Any]:
     """Plain JSON for the test report (travels from xdist workers) and summary.json."""
-    c = result.condition
     return {
-        "case": c.id,
-        "framing": c.framing,
-        "position": c.position,
-        "identity": c.identity,
-        "identity_on": c.identity_on,
-        "format": c.format,
-        "options": c.options,
+        **condition_fields(result.condition),
         "model": result.model,
         "revision": result.revision,
         "passed": result.passed,
@@ -142,13 +142,7 @@ def _baseline(result: CaseResult) -> dict[str, Any] | None:
 def errored_case(condition: Condition, error: str) -> dict[str, Any]:
     """The summary of a case that raised instead of scoring: no scores, its error, counted as run."""
     return {
-        "case": condition.id,
-        "framing": condition.framing,
-        "position": condition.position,
-        "identity": condition.identity,
-        "identity_on": condition.identity_on,
-        "format": condition.format,
-        "options": condition.options,
+        **condition_fields(condition),
         "model": None,
         "revision": None,
         "passed": False,
