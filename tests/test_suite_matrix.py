@@ -18,7 +18,12 @@ def collect(tmp_path: Path, *args: str) -> list[str]:
         check=False,
     )
     assert proc.returncode in (0, 5), proc.stdout + proc.stderr
-    return [line.split("[")[1].rstrip("]") for line in proc.stdout.splitlines() if "::" in line]
+    return [line.split("::")[-1] for line in proc.stdout.splitlines() if "::" in line]
+
+
+def ids(nodes: list[str], test: str = "test_framing") -> list[str]:
+    """The condition ids of one test function's cases."""
+    return [n.split("[")[1].rstrip("]") for n in nodes if n.startswith(f"{test}[")]
 
 
 def test_markers_select_parts_of_the_matrix(tmp_path: Path) -> None:
@@ -29,21 +34,21 @@ def test_markers_select_parts_of_the_matrix(tmp_path: Path) -> None:
         "--formats=all",
         "--identities=std,woman",
     )
-    everything = collect(tmp_path, *base)
-    assert len(everything) == 8
-    quick = collect(tmp_path, *base, "-m", "not cot")
+    nodes = collect(tmp_path, *base)
+    everything = ids(nodes)
+    assert len(everything) == 8 and ids(nodes, "test_generated") == everything
+    quick = ids(collect(tmp_path, *base, "-m", "not cot"))
     assert quick == [
         "neutral-end-std-one-word",
         "neutral-end-std-json",
         "neutral-end-woman-one-word",
         "neutral-end-woman-json",
     ]
-    assert collect(tmp_path, *base, "-m", "identity") == [c for c in everything if "-woman-" in c]
-    assert collect(tmp_path, *base, "-m", "slow") == [
-        c for c in everything if c.endswith(("-cot", "-cot-json"))
-    ]
-    assert collect(tmp_path, *base, "-m", "slow", "--max-new-tokens=100") == everything
-    assert collect(tmp_path, *base, "-m", "generated") == []
+    assert ids(collect(tmp_path, *base, "-m", "identity")) == [c for c in everything if "-woman-" in c]
+    assert ids(collect(tmp_path, *base, "-m", "slow")) == [c for c in everything if c.endswith(("-cot", "-cot-json"))]
+    assert ids(collect(tmp_path, *base, "-m", "slow", "--max-new-tokens=100")) == everything
+    generated = collect(tmp_path, *base, "-m", "generated")
+    assert generated == [f"test_generated[{c}]" for c in everything], "only the generated cases carry it"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--markers", "--model=symbolic", "mathcomp_tests/suite"],
         cwd=REPO,
