@@ -136,7 +136,6 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
         f"thresholds: {run.thresholds.path}; {applied}",
         *run.dataset.header(),
-        f"mathcomp: thresholds {run.thresholds.path}",
     ]
 
 
