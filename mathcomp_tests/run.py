@@ -151,15 +151,18 @@ class Run:
     def backend(self) -> CachedBackend:
         """The model behind its cache, created (and so probed) once per process."""
         if self._backend is None:
-            from .backends.cache import CachedBackend, ResponseCache
-
             options = replace(
                 self.settings.backend, worker=self.worker, chat_template=self.settings.chat_template
             )
-            inner: Backend = create(self.spec, options)
-            path = self.settings.cache_path
-            self._backend = CachedBackend(inner, ResponseCache(path) if path else None)
+            self._backend = self._cached(create(self.spec, options))
         return self._backend
+
+    def _cached(self, inner: Backend) -> CachedBackend:
+        """``inner`` behind the run's response cache (or none, under --no-cache)."""
+        from .backends.cache import CachedBackend, ResponseCache
+
+        path = self.settings.cache_path
+        return CachedBackend(inner, ResponseCache(path) if path else None)
 
     @property
     def judge(self) -> judge.Judge | None:
@@ -167,13 +170,8 @@ class Run:
         if self.judge_spec is None:
             return None
         if self._judge is None:
-            from .backends.cache import CachedBackend, ResponseCache
-
             inner = create(self.judge_spec, replace(self.settings.backend, worker=self.worker))
-            path = self.settings.cache_path
-            self._judge = judge.Judge(
-                CachedBackend(inner, ResponseCache(path) if path else None), self.judge_template
-            )
+            self._judge = judge.Judge(self._cached(inner), self.judge_template)
         return self._judge
 
     def prompts_for(self, condition: Condition, scenarios: list[Scenario] | None = None) -> list[Prompt]:
@@ -196,17 +194,7 @@ class Run:
 
     def run_generated_case(self, condition: Condition) -> CaseResult:
         """One case over the generated scenarios, batched through the cache like any other case."""
-        ceilings = self.thresholds.for_case(self.spec, condition.framing)
-        if self.settings.max_error_rate is not None:
-            ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
-        asked = self.prompts_for(condition, self.generated)
-        result = run_case(
-            asked,
-            self.backend,
-            self.decodings(condition),
-            ceilings,
-            self.judge if condition.format in judge.JUDGED_FORMATS else None,
-        )
+        result = self._ask(condition, self.prompts_for(condition, self.generated))
         if self._generated_writer is None:
             self._generated_writer = ResultsWriter(self.run_dir / GENERATED, self.worker)
         self._generated_writer.write(
@@ -228,19 +216,19 @@ class Run:
             else [first]
         )
 
-    def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
+    def _ask(
+        self, condition: Condition, asked: list[Prompt], on_response: OnResponse | None = None
+    ) -> CaseResult:
+        """Ask, read (with the judge where the format takes one) and score ``asked`` under its ceilings."""
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
+        judged = self.judge if condition.format in judge.JUDGED_FORMATS else None
+        return run_case(asked, self.backend, self.decodings(condition), ceilings, judged, on_response)
+
+    def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         prompts_ = self.prompts_for(condition)
-        result = run_case(
-            prompts_,
-            self.backend,
-            self.decodings(condition),
-            ceilings,
-            self.judge if condition.format in judge.JUDGED_FORMATS else None,
-            on_response,
-        )
+        result = self._ask(condition, prompts_, on_response)
         if self.comparator is not None:
             result = self.comparator.compare(result, prompts_, self.decoding(condition))
         if self._writer is None:
