@@ -267,6 +267,7 @@ def settings(config: pytest.Config) -> Settings:
         )
     cache_dir = Path(opt("cache_dir") or root / ".mathcomp-cache")
     identities_file = Path(opt("identities_file")) if opt("identities_file") else None
+    thresholds = thresholds_path(opt("thresholds"), root)
     return Settings(
         model=opt("model"),
         prompt_set=opt("prompt_set"),
@@ -279,7 +280,7 @@ def settings(config: pytest.Config) -> Settings:
         dataset=opt("dataset"),
         dataset_policy=opt("dataset_policy"),
         dataset_cache=cache_dir,
-        thresholds=thresholds_path(opt("thresholds"), root),
+        thresholds=thresholds,
         backend=BackendOptions(
             api_base=opt("api_base"),
             model_config=Path(opt("model_config")) if opt("model_config") else None,
@@ -304,7 +305,7 @@ def settings(config: pytest.Config) -> Settings:
         generated=opt("generated"),
         hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
         metamorphic=opt("metamorphic"),
-        **_baseline_settings(opt, thresholds_path(opt("thresholds"), root)),
+        **_baseline_settings(opt, thresholds),
     )
 
 
