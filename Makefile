@@ -1,7 +1,8 @@
 # Two commands do everything, each doing its own set-up first:
 #   make suite   the MathComp regression suite on the default model; report under reports/latest/
 #   make test    the project's own checks: lint, types, tests (offline)
-# Extra pytest arguments: make suite ARGS="--model=qwen2.5-3b --identities=all"
+#   make bench   every benchmark (~15 min on 2 cores); numbers and table under reports/benchmarks/, README table
+# Extra pytest arguments: make suite ARGS="--model=qwen2.5-3b --identities=all"; a shorter bench: make bench ARGS=--quick
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
 
-.PHONY: setup suite test lint clean
+.PHONY: setup suite test lint bench clean
 
 setup: $(STAMP)
 
@@ -28,6 +29,9 @@ lint: setup
 
 test: lint
 	$(OFFLINE) $(BIN)/python -m pytest tests -n auto $(ARGS)
+
+bench: setup
+	$(OFFLINE) $(BIN)/python -m benchmarks $(ARGS)
 
 clean:
 	rm -rf $(VENV) .mathcomp-cache reports/2* reports/latest

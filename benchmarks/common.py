@@ -80,7 +80,8 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "versions": {
-            name: _version(name) for name in ("torch", "transformers", "litellm", "openai", "pytest", "matplotlib")
+            name: _version(name)
+            for name in ("torch", "transformers", "litellm", "openai", "pytest", "matplotlib")
         },
     }
 
@@ -137,7 +138,12 @@ def run_tracked(
         done.set()
         sampler.join()
     return Tracked(
-        round(time.perf_counter() - started, 3), round(peak[0], 1), round(peak[1], 1), proc.returncode, out, err
+        round(time.perf_counter() - started, 3),
+        round(peak[0], 1),
+        round(peak[1], 1),
+        proc.returncode,
+        out,
+        err,
     )
 
 
@@ -159,7 +165,9 @@ def pytest_command(*args: str) -> list[str]:
 
 def checked(result: Tracked, what: str, ok: tuple[int, ...] = (0,)) -> Tracked:
     if result.returncode not in ok:
-        raise SystemExit(f"{what} failed ({result.returncode}):\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
+        raise SystemExit(
+            f"{what} failed ({result.returncode}):\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+        )
     return result
 
 

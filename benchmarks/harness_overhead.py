@@ -69,7 +69,9 @@ def matrix_documents() -> list[dict[str, str]]:
 
 def lm_eval_run(docs: list[dict[str, str]], repeat: int) -> dict[str, Any]:
     if not LMEVAL_PYTHON.exists():
-        return {"skipped": "no benchmarks/.venv-lmeval: run `python -m benchmarks.hf_throughput --setup-lmeval`"}
+        return {
+            "skipped": "no benchmarks/.venv-lmeval: run `python -m benchmarks.hf_throughput --setup-lmeval`"
+        }
     walls, evaluates, out = [], [], {}
     with tempfile.TemporaryDirectory(prefix="mathcomp-lmeval-") as tmp:
         data = Path(tmp, "docs.jsonl")
@@ -84,7 +86,10 @@ def lm_eval_run(docs: list[dict[str, str]], repeat: int) -> dict[str, Any]:
         for _ in range(repeat):  # each run with a fresh datasets cache (HF_HOME), as a first run is
             started = time.perf_counter()
             proc = subprocess.run(
-                [str(LMEVAL_PYTHON), str(side), str(source), str(target)], env=env, capture_output=True, text=True
+                [str(LMEVAL_PYTHON), str(side), str(source), str(target)],
+                env=env,
+                capture_output=True,
+                text=True,
             )
             walls.append(time.perf_counter() - started)
             if proc.returncode != 0:

@@ -1,7 +1,8 @@
-"""How fast the hf backend answers MathComp prompts, measured: ``.venv/bin/python -m benchmarks.hf_throughput``.
+"""How fast the hf backend answers MathComp prompts, measured: ``python -m benchmarks.hf_throughput``.
 
 Prompts per second on the same one-word prompts (the bundled scenarios under every framing and
-position) for: batched greedy generation (automatic batch size) against one prompt at a time;
+position) for: batched greedy generation (automatic batch size) against one prompt at a time, and the
+whole matrix in one call (one batch stream) against one call per case (what pytest does);
 label-logprob scoring against generation, and how often the two disagree; and lm-evaluation-harness'
 HF backend (HFLM) on the same rendered prompts. Model loading and a warm-up batch are not timed.
 Prints a table and writes ``reports/benchmarks/hf_throughput-<device>.{json,md}``.
@@ -57,6 +58,15 @@ def timed(backend: HFBackend, batch: list[Prompt]) -> tuple[float, list[Any]]:
     return time.perf_counter() - started, responses
 
 
+def timed_per_case(backend: HFBackend, batch: list[Prompt], case_size: int) -> float:
+    """Seconds for the same prompts sent one case at a time (one ``complete`` call per case, as pytest does)."""
+    backend.complete(batch[:8], DECODING)
+    started = time.perf_counter()
+    for i in range(0, len(batch), case_size):
+        backend.complete(batch[i : i + case_size], DECODING)
+    return time.perf_counter() - started
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
@@ -77,6 +87,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     seconds, generated = timed(generate, batch)
     results["generate_batched"] = _rate(len(batch), seconds, batch_size=generate.batch_size)
+    case_size = len(batch) // (len(FRAMINGS) * len(POSITIONS))
+    results["case_size"] = case_size
+    seconds = timed_per_case(generate, batch, case_size)
+    results["generate_per_case"] = _rate(len(batch), seconds, batch_size=generate.batch_size)
     one = HFBackend(args.model, BackendOptions(device=args.device, batch_size=1))
     seconds, generated_one = timed(one, single)
     results["generate_single"] = _rate(len(single), seconds, batch_size=1)
@@ -89,6 +103,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     seconds, scored = timed(scorer, batch)
     results["logprob_batched"] = _rate(len(batch), seconds, batch_size=scorer.batch_size)
+    seconds = timed_per_case(scorer, batch, case_size)
+    results["logprob_per_case"] = _rate(len(batch), seconds, batch_size=scorer.batch_size)
     read = [answers.parse(r, "one-word") for r in generated]
     valid = [i for i, p in enumerate(read) if p.label is not None]
     results["generate_invalid_rate"] = 1 - len(valid) / len(batch)
@@ -125,6 +141,7 @@ def _lm_eval(
         "max_new_tokens": DECODING.max_new_tokens,
         "labels": list(LABELS),
         "loglikelihood_prompts": n_ll,
+        "case_size": len(texts) // (len(FRAMINGS) * len(POSITIONS)),
     }
     with tempfile.TemporaryDirectory() as tmp:
         source, target = Path(tmp, "in.json"), Path(tmp, "out.json")
@@ -147,6 +164,7 @@ def _lm_eval(
     return {
         "version": out["lm_eval_version"],
         "generate": gen,
+        "generate_per_case": _rate(len(texts), out["generate_per_case_s"], batch_size=backend.batch_size),
         "loglikelihood_3_labels": ll,
         "same_answers_as_ours": sum(a.strip() == b.strip() for a, b in zip(out["answers"], ours, strict=True))
         / len(texts),
@@ -184,14 +202,20 @@ def report(results: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     rows = [
-        ("generate, batched (ours)", results["generate_batched"]),
+        ("generate, batched, whole matrix in one call (ours)", results["generate_batched"]),
+        ("generate, batched, one call per case (ours)", results["generate_per_case"]),
         ("generate, one prompt at a time (ours)", results["generate_single"]),
-        ("label logprob, batched (ours)", results["logprob_batched"]),
+        ("label logprob, batched, whole matrix (ours)", results["logprob_batched"]),
+        ("label logprob, batched, one call per case (ours)", results["logprob_per_case"]),
     ]
     lm_eval = results.get("lm_eval", {})
     if "generate" in lm_eval:
         rows += [
-            (f"lm-eval {lm_eval['version']} HFLM generate_until", lm_eval["generate"]),
+            (f"lm-eval {lm_eval['version']} HFLM generate_until, whole matrix", lm_eval["generate"]),
+            (
+                f"lm-eval {lm_eval['version']} HFLM generate_until, one call per case",
+                lm_eval["generate_per_case"],
+            ),
             (
                 f"lm-eval {lm_eval['version']} HFLM loglikelihood (3 labels)",
                 lm_eval["loglikelihood_3_labels"],
@@ -264,12 +288,16 @@ def main() -> None:
     parser.add_argument("--no-lmeval", action="store_true", help="skip the lm-evaluation-harness comparison")
     parser.add_argument("--setup-lmeval", action="store_true", help=f"create {LMEVAL_ENV.name} and exit")
     args = parser.parse_args()
+    from benchmarks.common import load
+
+    before = load()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.setup_lmeval:
         setup_lmeval()
         return
     results = run(args)
+    results.update(load_before=before, load_after=load())
     text = report(results)
     print(text)
     OUT_DIR.mkdir(parents=True, exist_ok=True)

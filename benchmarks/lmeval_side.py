@@ -28,6 +28,15 @@ def main(source: str, target: str) -> None:
     started = time.perf_counter()
     answers = lm.generate_until(requests, disable_tqdm=True)
     generate_s = time.perf_counter() - started
+    size = job["case_size"]
+    started = time.perf_counter()
+    for i in range(0, len(texts), size):
+        chunk = [
+            Instance("generate_until", {}, (t, dict(gen_kwargs)), k)
+            for k, t in enumerate(texts[i : i + size])
+        ]
+        lm.generate_until(chunk, disable_tqdm=True)
+    generate_per_case_s = time.perf_counter() - started
     pairs = [(t, label) for t in texts[: job["loglikelihood_prompts"]] for label in job["labels"]]
     requests = [Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)]
     started = time.perf_counter()
@@ -38,6 +47,7 @@ def main(source: str, target: str) -> None:
     out = {
         "lm_eval_version": _version(),
         "generate_s": generate_s,
+        "generate_per_case_s": generate_per_case_s,
         "answers": answers,
         "loglikelihood_s": loglikelihood_s,
         "loglikelihood_prompts": len(picked),

@@ -66,6 +66,19 @@ def import_ms(python: Path, project: Path, module: str) -> float:
     return min(times)
 
 
+def collect_s(repeat: int = 3) -> dict[str, Any]:
+    """Collection of the full matrix (every framing, identity and format) from this checkout, fastest of
+    ``repeat`` after one warm-up, and how many cases it collected."""
+    from benchmarks.common import pytest_command, run_tracked
+
+    command = pytest_command(
+        "--model=symbolic", "--framings=all", "--identities=all", "--formats=all", "--collect-only"
+    )
+    run_tracked(command)
+    runs = [run_tracked(command) for _ in range(repeat)]
+    return {"seconds_min": min(r.seconds for r in runs), "pytest_says": runs[-1].last_line()}
+
+
 def stats(samples: list[float]) -> dict[str, float]:
     return {
         "median_s": round(statistics.median(samples), 4),
@@ -106,6 +119,7 @@ def run(runs: int) -> dict[str, Any]:
         "entry_point_import_ms": round(entry_ms, 1),
         "suite_plugin_import_ms": round(full_ms, 1),
         "files_in_project_after_runs": written,
+        "collect_full_matrix": collect_s(),
     }
     return result
 
@@ -128,6 +142,9 @@ def markdown(result: dict[str, Any]) -> str:
             "- import, pytest already imported (fastest of 7): what every session loads, "
             f"`mathcomp_tests.pytest_plugin`, {result['entry_point_import_ms']} ms; what a suite run adds, "
             f"`mathcomp_tests.plugin`, {result['suite_plugin_import_ms']} ms",
+            f"- collecting the full matrix (`--framings=all --identities=all --formats=all --collect-only`, "
+            f"fastest of 3): {result['collect_full_matrix']['seconds_min']} s "
+            f"({result['collect_full_matrix']['pytest_says']})",
             f"- files in the project after the runs: {', '.join(result['files_in_project_after_runs'])}",
         ]
     )
@@ -139,7 +156,11 @@ def main() -> None:
         "--runs", type=int, default=15, help="timed runs per environment (default: %(default)s)"
     )
     args = parser.parse_args()
+    from benchmarks.common import load
+
+    before = load()
     result = run(args.runs)
+    result.update(load_before=before, load_after=load())
     text = markdown(result)
     print(text)
     OUT_DIR.mkdir(parents=True, exist_ok=True)

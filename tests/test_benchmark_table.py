@@ -1,0 +1,96 @@
+"""The benchmark driver's table: built from a hand-made results dict, merged into a README between markers.
+No benchmark runs here and no time is asserted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchmarks import table
+
+MACHINE = {
+    "cpu": "Test CPU",
+    "cores": 2,
+    "ram_gib": 24.0,
+    "gpu": None,
+    "python": "3.11.7",
+    "versions": {"torch": "2.13.0", "transformers": "5.23.0", "litellm": None},
+}
+
+
+def results(**benchmarks: Any) -> dict[str, Any]:
+    return {
+        "date": "2026-11-21",
+        "quick": False,
+        "machine": MACHINE,
+        "load_before": [1.5, 1.0, 1.0],
+        "load_after": [2.5, 1.0, 1.0],
+        "total_s": 900.0,
+        "benchmarks": benchmarks,
+    }
+
+
+OVERHEAD = {
+    "prompts": 33600,
+    "ours": {
+        "seconds_median": {"startup": 1.0, "cold": 6.72, "warm": 6.0, "no-cache": 5.0},
+        "cold_over_no_cache": 1.34,
+    },
+    "ours_us_per_prompt": {"cold": 200.0, "warm": 178.6, "no-cache": 148.8},
+    "lm_eval": {"version": "0.4.13", "requests": 33600, "wall_s_median": 67.2, "evaluate_s_median": 50.0},
+    "lm_eval_us_per_prompt": 2000.0,
+    "lm_eval_evaluate_only_us_per_prompt": 1488.1,
+    "ratio_lm_eval_over_ours": {"cold": 10.0, "warm": 11.2, "no-cache": 13.44},
+    "goal_10x_met": True,
+}
+
+
+def test_rows_carry_the_numbers_and_the_load_of_each_benchmark() -> None:
+    entry = {"returncode": 0, "load_before": [3.0, 1, 1], "load_after": [4.0, 1, 1], "result": OVERHEAD}
+    made = table.rows(results(harness_overhead=entry))
+    assert len(made) == 2
+    ours, theirs = made
+    assert "6.72 / 6.00 / 5.00 / 1.00 s" in ours[2] and "200 / 179 / 149 µs per prompt" in ours[2]
+    assert "10.0x / 11.2x / 13.4x lower" in theirs[2] and "goal 10x: met" in theirs[2]
+    assert all(row[2].endswith("(load 3.0 → 4.0)") for row in made)
+
+
+def test_a_failed_or_incomplete_benchmark_gets_a_row_saying_so() -> None:
+    failed = {"returncode": 1, "error": "RuntimeError: no server"}
+    broken = {"returncode": 0, "result": {"prompts": 10}}
+    made = table.rows(results(api_concurrency=failed, harness_overhead=broken))
+    assert made[0][0] == "api_concurrency" and "failed: RuntimeError: no server" in made[0][2]
+    assert made[1][0] == "harness_overhead" and made[1][2].startswith("result incomplete: missing 'ours'")
+
+
+def test_lm_eval_missing_is_reported_not_dropped() -> None:
+    skipped = {**OVERHEAD, "lm_eval": {"skipped": "no benchmarks/.venv-lmeval"}}
+    made = table.rows(results(harness_overhead={"returncode": 0, "result": skipped}))
+    assert made[1][2] == "no benchmarks/.venv-lmeval"
+
+
+def test_markdown_names_the_machine_and_escapes_cells() -> None:
+    entry = {"returncode": 1, "error": "a | b"}
+    text = table.markdown(results(xdist_memory=entry))
+    assert text.startswith(
+        "Measured 2026-11-21 by `make bench` in 15.0 min on Test CPU, 2 cores, 24.0 GiB, GPU: none"
+    )
+    assert "torch 2.13.0, transformers 5.23.0." in text and "litellm" not in text
+    assert "failed: a \\| b" in text
+    assert text.count("\n| ") == 2  # header and one row
+
+
+def test_the_readme_block_is_replaced_between_the_markers_only() -> None:
+    readme = f"# Title\n\n## Benchmarks\nintro\n{table.START}\nold table\n{table.END}\nafter\n"
+    once = table.replace_between(readme, "| new |\n")
+    assert once == f"# Title\n\n## Benchmarks\nintro\n{table.START}\n| new |\n{table.END}\nafter\n"
+    assert table.replace_between(once, "| new |") == once
+
+
+@pytest.mark.parametrize(
+    "text", ["no markers", f"{table.START} only the start", f"{table.END} before {table.START}"]
+)
+def test_a_readme_without_both_markers_in_order_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="needs the markers"):
+        table.replace_between(text, "x")
