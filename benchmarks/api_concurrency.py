@@ -117,9 +117,9 @@ def raw_clients(url: str) -> dict[str, Callable[[Prompt], Awaitable[Any]]]:
     async def via_openai(prompt: Prompt) -> Any:
         return await client.chat.completions.create(
             model="benchmark",
-            messages=messages(prompt),
+            messages=messages(prompt),  # type: ignore[arg-type]
             max_tokens=8,
-            temperature=0,  # type: ignore[arg-type]
+            temperature=0,
         )
 
     return {"litellm.acompletion": via_litellm, "openai.AsyncOpenAI": via_openai}
@@ -346,10 +346,10 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"{args.prompts} prompts, server latency {args.latency * 1000:.0f} ms ({os.cpu_count()} CPUs)")
-    for name, per_level in results.items():
-        for c, run in per_level.items():
+    for name, summaries in results.items():
+        for level, run in summaries.items():
             print(
-                f"  {name:<20} c={c:>3}: median {run['median_s']:.2f} s = {run['median_ratio_to_ideal']:.2f} x ideal, "
+                f"  {name:<20} c={level:>3}: median {run['median_s']:.2f} s = {run['median_ratio_to_ideal']:.2f} x ideal, "
                 f"{run['prompts_per_s']:.0f} prompts/s, client CPU {run['client_cpu_ms_per_prompt']:.1f} ms/prompt, "
                 f"{run['errors']} errors"
             )

@@ -35,7 +35,7 @@ from mathcomp_tests.data import scenarios
 from mathcomp_tests.paths import fixtures
 from mathcomp_tests.types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt
 
-QWEN25_3B = {
+QWEN25_3B: dict[str, Any] = {
     "hidden_size": 2048,
     "intermediate_size": 11008,
     "num_hidden_layers": 36,
@@ -91,7 +91,7 @@ def build_model(directory: Path, tiny: bool) -> int:
     )
     torch.manual_seed(0)
     with torch.device("cuda" if torch.cuda.is_available() and not tiny else "cpu"):
-        model = Qwen2ForCausalLM(config).to(torch.bfloat16)
+        model = Qwen2ForCausalLM(config).to(dtype=torch.bfloat16)  # type: ignore[call-arg]
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return sum(p.numel() for p in model.parameters())

@@ -26,7 +26,7 @@ IMPORT_S = time.perf_counter() - started
 
 
 @register_model("mathcomp-instant")
-class InstantLM(LM):  # type: ignore[misc]
+class InstantLM(LM):
     """Answers at once: "less" to every generation, 0.0 to every log-likelihood."""
 
     seen = 0
