@@ -349,7 +349,7 @@ def main() -> None:
     for name, summaries in results.items():
         for level, run in summaries.items():
             print(
-                f"  {name:<20} c={level:>3}: median {run['median_s']:.2f} s = {run['median_ratio_to_ideal']:.2f} x ideal, "
+                f"  {name:<20} c={level:>3}: {run['median_s']:.2f} s = {run['median_ratio_to_ideal']:.2f}x ideal, "
                 f"{run['prompts_per_s']:.0f} prompts/s, client CPU {run['client_cpu_ms_per_prompt']:.1f} ms/prompt, "
                 f"{run['errors']} errors"
             )
