@@ -42,11 +42,16 @@ def gpu_step() -> Step:
 
 
 STEPS = (
-    Step("harness_overhead", "harness_overhead.json", ("--repeat", "2"), ("--repeat", "1")),
-    Step("hf_throughput", "hf_throughput-cpu.json", ("--device=cpu",), ("--device=cpu", "--limit=40")),
+    Step("harness_overhead", "harness_overhead.json", ("--repeat", "1"), ("--repeat", "1", "--ours-only")),
+    Step(
+        "hf_throughput",
+        "hf_throughput-cpu.json",
+        ("--device=cpu", "--limit=100", "--single=100", "--loglikelihood=700"),
+        ("--device=cpu", "--limit=20", "--single=20", "--loglikelihood=60"),
+    ),
     Step("api_concurrency", "api_concurrency.json", (), ("--quick",)),
-    Step("xdist_memory", "xdist_memory.json", (), ("--quick",)),
-    Step("plugin_startup", "plugin_startup.json", ("--runs", "6"), ("--runs", "2")),
+    Step("xdist_memory", "xdist_memory.json", ("--hf-limit=100",), ("--quick",)),
+    Step("plugin_startup", "plugin_startup.json", ("--runs", "5"), ("--runs", "2")),
 )
 
 

@@ -33,10 +33,12 @@ WORKERS = ("0", "1", "2")
 """0: no xdist (one process); 1 and 2: xdist workers besides the controller."""
 
 
-def measure(quick: bool) -> dict[str, Any]:
+def measure(quick: bool, hf_limit: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, args in SUITES.items():
         extra = QUICK[name] if quick else []
+        if name == "hf" and hf_limit and not quick:
+            extra = [f"--limit={hf_limit}"]
         for n in WORKERS:
             with tempfile.TemporaryDirectory(prefix="mathcomp-xdist-") as tmp:
                 command = pytest_command(
@@ -60,8 +62,14 @@ def measure(quick: bool) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="14 symbolic cases; 60 scenarios for hf")
+    parser.add_argument("--hf-limit", type=int, default=None, help="the first N scenarios in the hf suite")
     args = parser.parse_args()
-    result = {"benchmark": "xdist_memory", "quick": args.quick, "suites": measure(args.quick)}
+    result = {
+        "benchmark": "xdist_memory",
+        "quick": args.quick,
+        "hf_limit": args.hf_limit,
+        "suites": measure(args.quick, args.hf_limit),
+    }
     print(json.dumps(result, indent=2))
     print(f"written: {write_json('xdist_memory', result).relative_to(ROOT)}")
 
