@@ -80,12 +80,31 @@ def run_step(step: Step, quick: bool) -> dict[str, Any]:
     return entry
 
 
+def collected(step: Step) -> dict[str, Any]:
+    """What a benchmark left under reports/benchmarks/, without running it (``--collect``)."""
+    target = OUT_DIR / step.output
+    if not target.exists():
+        return {"returncode": 1, "error": "not run"}
+    result = json.loads(target.read_text())
+    return {
+        "returncode": 0,
+        "result": result,
+        "load_before": result.get("load_before"),
+        "load_after": result.get("load_after"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--quick", action="store_true", help="smaller runs, a few minutes; README.md untouched"
     )
     parser.add_argument("--only", default="", help="comma-separated benchmark names (README.md untouched)")
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="run nothing: build the JSON and table from what the benchmarks wrote",
+    )
     args = parser.parse_args()
     chosen = {n for n in args.only.split(",") if n}
     steps = [s for s in (*STEPS, gpu_step()) if not chosen or s.name in chosen]
@@ -96,7 +115,10 @@ def main() -> None:
         "quick": args.quick,
         "machine": machine(),
         "load_before": before,
-        "benchmarks": {step.name: run_step(step, args.quick) for step in steps},
+        "collected": args.collect,
+        "benchmarks": {
+            step.name: collected(step) if args.collect else run_step(step, args.quick) for step in steps
+        },
     }
     results["load_after"] = load()
     results["total_s"] = round(time.perf_counter() - started, 1)

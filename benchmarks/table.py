@@ -213,9 +213,14 @@ def rows(results: Result) -> list[Row]:
 def markdown(results: Result) -> str:
     """The table with a line naming the machine and the date above it."""
     m = results["machine"]
+    how = (
+        "collected by `python -m benchmarks --collect` from each benchmark's last output"
+        if results.get("collected")
+        else f"measured by `make bench{' ARGS=--quick' if results.get('quick') else ''}` "
+        f"in {results['total_s'] / 60:.1f} min"
+    )
     header = (
-        f"Measured {results['date']} by `make bench{' ARGS=--quick' if results.get('quick') else ''}` "
-        f"in {results['total_s'] / 60:.1f} min on {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB, "
+        f"{results['date']}, {how}, on {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB, "
         f"GPU: {m['gpu'] or 'none'}; Python {m['python']}, "
         + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)
         + f". Load average {results['load_before'][0]} before, {results['load_after'][0]} after "

@@ -74,7 +74,7 @@ def test_markdown_names_the_machine_and_escapes_cells() -> None:
     entry = {"returncode": 1, "error": "a | b"}
     text = table.markdown(results(xdist_memory=entry))
     assert text.startswith(
-        "Measured 2026-11-21 by `make bench` in 15.0 min on Test CPU, 2 cores, 24.0 GiB, GPU: none"
+        "2026-11-21, measured by `make bench` in 15.0 min, on Test CPU, 2 cores, 24.0 GiB, GPU: none"
     )
     assert "torch 2.13.0, transformers 5.23.0." in text and "litellm" not in text
     assert "failed: a \\| b" in text
