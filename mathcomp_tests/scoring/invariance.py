@@ -199,9 +199,10 @@ def _value(x: Any) -> float | None:
     return None if math.isnan(x) else x
 
 
-def _summarise(
+def summarise(
     counts: dict[str, list[float]], values: Any, names: tuple[str, ...], reps: int, seed: int
 ) -> dict[str, Any]:
+    """Point values of ``values`` on the summed per-scenario ``counts`` and their bootstrap intervals."""
     import numpy as np
 
     total = np.sum(np.array(list(counts.values()), dtype=float), axis=0) if counts else None
@@ -221,7 +222,7 @@ def paired_metrics(
 ) -> dict[str, Any]:
     """flip rate, toward-cue rate, LDS and LAO (value and 95% interval each), n and the exclusions."""
     counts = _paired_counts(pairs.rows, cue)
-    out = _summarise(counts, lambda s: _paired_values(s, cue), PAIRED, reps, seed)
+    out = summarise(counts, lambda s: _paired_values(s, cue), PAIRED, reps, seed)
     out["n"] = len(pairs.rows)
     out["excluded"] = dict(pairs.excluded)
     return out
@@ -255,7 +256,7 @@ def neutral_metrics(
     """EDR and ND under the neutral framing (value and interval), ND of the gold labels, n, exclusions."""
     _check(neutral, "neutral")
     counts = _neutral_counts(neutral, gold)
-    out = _summarise(counts, _neutral_values, NEUTRAL, reps, seed)
+    out = summarise(counts, _neutral_values, NEUTRAL, reps, seed)
     keys = set(neutral) & set(gold)
     out["n"] = sum(neutral[k] not in EXCLUDED for k in keys)
     out["excluded"] = {s: sum(neutral[k] == s for k in keys) for s in EXCLUDED}
