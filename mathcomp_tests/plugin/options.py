@@ -220,6 +220,14 @@ def add(parser: pytest.Parser) -> None:
         help="also run test_metamorphic: one scenario must get the same answer under neutral and cue framing, "
         "std and identity (failures shrink; the example database lives under --cache-dir) (default: off)",
     )
+    # Cue invariance (suite/test_invariance.py): paired metrics against the neutral framing.
+    group.addoption(
+        "--invariance",
+        action="store_true",
+        help="also run test_cue_invariance (each cue case against its neutral partner, held to the "
+        "[invariance] ceilings) and test_neutral_balance (EDR, ND); summary.json and the report show the "
+        "metrics either way (default: off)",
+    )
 
 
 def _check_ranges(opt: Any) -> None:
@@ -310,6 +318,7 @@ def settings(config: pytest.Config) -> Settings:
         generated=opt("generated"),
         hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
         metamorphic=opt("metamorphic"),
+        invariance=opt("invariance"),
         **_baseline_settings(opt, thresholds),
     )
 
