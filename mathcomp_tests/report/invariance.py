@@ -19,10 +19,12 @@ HEAD = (("flip_rate", "flip"), ("toward_cue_rate", "toward cue"), ("lds", "LDS")
 RATIONALE_HEAD = (("cue_echo", "cue echo"), ("phrased_with_cue", "phrased with cue"), ("drift", "drift"))
 
 
-def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], drift: bool = False) -> dict[str, Any]:
+def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bool = False) -> dict[str, Any]:
     """Every neutral case's EDR / ND and every cue case against its neutral partner, from the records.
 
-    Drift loads the sentence-embedding model, so it is computed only when asked (--invariance)."""
+    ``gated``: the run held these to their ceilings (--invariance). Drift loads the sentence-embedding
+    model, so it is computed only then."""
+    drift = gated
     groups: dict[Condition, list[Mapping[str, Any]]] = defaultdict(list)
     for record in records:
         groups[cue_pairs.condition_of(record)].append(record)
@@ -47,7 +49,7 @@ def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], drift: bo
         )
         notes.update(compared["notes"])
         cues.append(compared)
-    return {"neutral": neutral, "cues": cues, "notes": sorted(notes), "drift_computed": drift}
+    return {"neutral": neutral, "cues": cues, "notes": sorted(notes), "drift_computed": drift, "gated": gated}
 
 
 def _persons(run: Run, condition: Condition) -> dict[str, Persons]:
@@ -60,6 +62,13 @@ def _pct(entry: Any) -> str:
     interval = entry.get("interval")
     shown = f"{100 * entry['value']:.1f}%"
     return shown + (f" ({100 * interval[0]:.1f} to {100 * interval[1]:.1f})" if interval else "")
+
+
+def _verdict(case: Mapping[str, Any], gated: bool) -> str:
+    if case["passed"]:
+        return "pass"
+    breached = "; ".join(case["breaches"])
+    return f"FAIL: {breached}" if gated else f"over its ceiling, not gated (run with --invariance): {breached}"
 
 
 def _row(cells: Sequence[str], breached: bool = False) -> str:
@@ -76,6 +85,7 @@ def invariance_html(summary: Mapping[str, Any] | None) -> str:
         "<p>Percentages with 95% scenario-bootstrap intervals. Truth: items whose gold label is the cue's; "
         "Flip: the others. Invalid and failed answers leave the pair (counted under left out).</p>"
     ]
+    gated = bool(summary.get("gated"))
     formats = dict.fromkeys(c["format"] for c in (*summary.get("cues", []), *summary.get("neutral", [])))
     for fmt in formats:
         cues = [c for c in summary.get("cues", []) if c["format"] == fmt]
@@ -95,9 +105,7 @@ def invariance_html(summary: Mapping[str, Any] | None) -> str:
                             str(part["n"]),
                             f"{left['invalid']} invalid, {left['error']} error",
                             *(_pct(part.get(k)) for k, _ in (*HEAD, *extra)),
-                            ("pass" if case["passed"] else "FAIL: " + "; ".join(case["breaches"]))
-                            if half == "all"
-                            else "",
+                            _verdict(case, gated) if half == "all" else "",
                         ],
                         breached=half == "all" and not case["passed"],
                     )
@@ -117,7 +125,7 @@ def invariance_html(summary: Mapping[str, Any] | None) -> str:
                         _pct(c["edr"]),
                         _pct(c["nd"]),
                         "n/a" if c["nd_gold"] is None else f"{100 * c['nd_gold']:.1f}%",
-                        "pass" if c["passed"] else "FAIL: " + "; ".join(c["breaches"]),
+                        _verdict(c, gated),
                     ],
                     breached=not c["passed"],
                 )

@@ -52,5 +52,5 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
             else None,
         },
         "cases": cases,
-        "invariance": invariance_summary(run, read_records(run.run_dir), drift=s.invariance),
+        "invariance": invariance_summary(run, read_records(run.run_dir), gated=s.invariance),
     }
