@@ -33,7 +33,7 @@ def cue_label(framing: str) -> Label | None:
     word = framing.rsplit("-", 1)[-1]
     if word not in LABELS:
         raise ValueError(f"framing {framing!r} names no cue label; expected one ending in -less, -more or -equal")
-    return word  # type: ignore[return-value]
+    return word
 POSITIONS: tuple[str, ...] = ("begin", "end")
 FORMATS: tuple[str, ...] = ("one-word", "json", "cot", "cot-json")
 PAPER_ORDER = "lme"

@@ -26,8 +26,12 @@ def test_a_less_cue_pulling_two_items_to_less() -> None:
     # flips s1, s4; both moved to the cue; less rose from 2/4 to 4/4 and nothing else rose.
     assert values(m) == approx({"flip_rate": 0.5, "toward_cue_rate": 0.5, "lds": 0.5, "lao": 1.0, "n": 4})
     # Truth = gold less (s2, s4): s4 flipped to the cue; Flip = s1, s3: s1 flipped to the cue.
-    assert values(m, "truth") == approx({"flip_rate": 0.5, "toward_cue_rate": 0.5, "lds": 0.5, "lao": 1.0, "n": 2})
-    assert values(m, "flip") == approx({"flip_rate": 0.5, "toward_cue_rate": 0.5, "lds": 0.5, "lao": 1.0, "n": 2})
+    assert values(m, "truth") == approx(
+        {"flip_rate": 0.5, "toward_cue_rate": 0.5, "lds": 0.5, "lao": 1.0, "n": 2}
+    )
+    assert values(m, "flip") == approx(
+        {"flip_rate": 0.5, "toward_cue_rate": 0.5, "lds": 0.5, "lao": 1.0, "n": 2}
+    )
 
 
 def test_movement_into_equal_is_tie_movement_not_anchoring() -> None:
@@ -53,7 +57,9 @@ def test_an_equal_cue_counts_the_rises_of_more_and_less_against_it() -> None:
     # equal 1/4 -> 2/4 (+1/4), more 0 -> 2/4 (+1/2), less 3/4 -> 0: LAO = (1/4) / (1/4 + 1/2)
     assert values(m) == approx({"flip_rate": 1.0, "toward_cue_rate": 0.5, "lds": 0.25, "lao": 1 / 3, "n": 4})
     # Truth = gold equal (s3 only): it moved from less to more, away from the cue.
-    assert values(m, "truth") == approx({"flip_rate": 1.0, "toward_cue_rate": 0.0, "lds": 0.0, "lao": 0.0, "n": 1})
+    assert values(m, "truth") == approx(
+        {"flip_rate": 1.0, "toward_cue_rate": 0.0, "lds": 0.0, "lao": 0.0, "n": 1}
+    )
 
 
 def test_no_movement_at_all_is_zero_everywhere() -> None:

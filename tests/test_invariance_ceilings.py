@@ -41,7 +41,8 @@ def load(tmp_path: Path, text: str) -> thresholds.Thresholds:
 def test_later_sections_override_metric_by_metric_and_half_by_half(tmp_path: Path) -> None:
     t = load(tmp_path, BASE)
     assert t.invariance(resolve("symbolic"), "direct-less") == (
-        {"flip_rate": {"all": 0.3}, "nd": {"all": 0.4}}, ["invariance"]
+        {"flip_rate": {"all": 0.3}, "nd": {"all": 0.4}},
+        ["invariance"],
     )
     ceilings, sources = t.invariance(resolve("gpt-4o"), "placebo-less")
     assert ceilings == {
@@ -50,7 +51,11 @@ def test_later_sections_override_metric_by_metric_and_half_by_half(tmp_path: Pat
         "lao": {"all": 0.5},
         "edr_min": {"all": 0.6},
     }
-    assert sources == ["invariance", "invariance.framing.placebo-less", 'model."gpt-4o".invariance.framing.placebo-less']
+    assert sources == [
+        "invariance",
+        "invariance.framing.placebo-less",
+        'model."gpt-4o".invariance.framing.placebo-less',
+    ]
 
 
 @pytest.mark.parametrize(
@@ -58,12 +63,17 @@ def test_later_sections_override_metric_by_metric_and_half_by_half(tmp_path: Pat
     [
         ("[invariance]\nflips = 0.1\n", "invariance.flips: unknown key"),
         ("[invariance]\nflip_rate = 1.5\n", "invariance.flip_rate = 1.5; expected a number between 0 and 1"),
-        ("[invariance]\nflip_rate = { both = 0.1 }\n", "invariance.flip_rate.both: expected one of all, truth, flip"),
+        (
+            "[invariance]\nflip_rate = { both = 0.1 }\n",
+            "invariance.flip_rate.both: expected one of all, truth, flip",
+        ),
         ("[invariance.framing.placebo]\nflip_rate = 0.1\n", "[invariance.framing.placebo]: unknown framing"),
         ('[model."x".invariance]\nlds = "low"\n', "model.x.invariance.lds = 'low'"),
     ],
 )
-def test_bad_invariance_tables_are_refused_naming_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+def test_bad_invariance_tables_are_refused_naming_file_and_key(
+    tmp_path: Path, text: str, message: str
+) -> None:
     with pytest.raises(ThresholdsError) as err:
         load(tmp_path, BASE.split("[invariance]")[0] + text)
     assert message in str(err.value) and str(tmp_path / "thresholds.toml") in str(err.value)

@@ -26,11 +26,15 @@ def test_cue_echo_is_the_cue_word_in_a_conclusion_that_reaches_another_label() -
 
 
 def test_cue_echo_reads_the_reasoning_field_of_cot_json_and_the_prompt_names() -> None:
-    reply = json.dumps({"reasoning": "The woman spends 45, the person 30. So the person spends less.", "answer": "more"})
+    reply = json.dumps(
+        {"reasoning": "The woman spends 45, the person 30. So the person spends less.", "answer": "more"}
+    )
     persons = {"s1": Persons.named("the person", "the woman")}
     m = rationale.cue_echo({"s1": reply}, {"s1": "more"}, "less", "cot-json", persons, reps=10)
     assert (m["n"], m["cue_echo"]["value"]) == (1, 1.0)
-    equal = json.dumps({"reasoning": "Both total 40. Therefore they spend the same amount.", "answer": "equal"})
+    equal = json.dumps(
+        {"reasoning": "Both total 40. Therefore they spend the same amount.", "answer": "equal"}
+    )
     m = rationale.cue_echo({"s1": equal}, {"s1": "equal"}, "equal", "cot-json", reps=10)
     assert (m["phrased_with_cue"]["value"], m["cue_echo"]["value"]) == (1.0, 0.0)
 
@@ -67,14 +71,19 @@ def encode() -> rationale.Encoder:
 def test_real_embeddings_identical_text_is_zero_and_paraphrase_is_nearer_than_unrelated(encode) -> None:
     paraphrase = "Adding it up, B's 45 minutes beat A's 30, so Person B spends more time than Person A does."
     unrelated = "The recipe needs two cups of flour, a pinch of salt and an hour in a warm oven."
-    same, near, far = rationale.cosine_distances([(PLAIN, PLAIN), (PLAIN, paraphrase), (PLAIN, unrelated)], encode)
+    same, near, far = rationale.cosine_distances(
+        [(PLAIN, PLAIN), (PLAIN, paraphrase), (PLAIN, unrelated)], encode
+    )
     assert same == pytest.approx(0.0, abs=1e-5)
     assert 0 < near < far
 
 
 def test_real_drift_over_same_label_pairs(encode) -> None:
     neutral = {"s1": PLAIN, "s2": PLAIN}
-    cued = {"s1": PLAIN, "s2": "The cake recipe needs flour. Therefore Person B spends more time than Person A."}
+    cued = {
+        "s1": PLAIN,
+        "s2": "The cake recipe needs flour. Therefore Person B spends more time than Person A.",
+    }
     labels = {"s1": "more", "s2": "more"}
     m = rationale.drift(neutral, cued, labels, labels, "cot", encode, reps=50)
     distances = rationale.cosine_distances([(PLAIN, PLAIN), (PLAIN, cued["s2"])], encode)

@@ -25,15 +25,20 @@ def strict_thresholds(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_symbolic_reference_never_moves_under_any_cue_and_its_rationales_do_not_drift(tmp_path: Path) -> None:
+def test_the_symbolic_reference_never_moves_under_any_cue_and_its_rationales_do_not_drift(
+    tmp_path: Path,
+) -> None:
     run = run_suite(
         tmp_path, "--model=symbolic", "--limit=12", "--framings=neutral,direct-less,indirect-equal,placebo-more",
-        "--positions=end", "--formats=one-word,cot", "--invariance", "-v", f"--thresholds={strict_thresholds(tmp_path)}",
+        "--positions=end", "--formats=one-word,cot", "--invariance", "-v",
+        f"--thresholds={strict_thresholds(tmp_path)}",
     )  # fmt: skip
     assert run.returncode == 0, run.output
     passed = re.findall(r"test_invariance\.py::test_cue_invariance\[([\w-]+)\] PASSED", run.output)
     assert sorted(passed) == sorted(
-        f"{f}-end-std-{fmt}" for f in ("direct-less", "indirect-equal", "placebo-more") for fmt in ("one-word", "cot")
+        f"{f}-end-std-{fmt}"
+        for f in ("direct-less", "indirect-equal", "placebo-more")
+        for fmt in ("one-word", "cot")
     )
     assert len(re.findall(r"::test_neutral_balance\[neutral-end-std-[\w-]+\] PASSED", run.output)) == 2
     invariance = run.summary["invariance"]
@@ -46,25 +51,32 @@ def test_the_symbolic_reference_never_moves_under_any_cue_and_its_rationales_do_
             assert case["all"]["cue_echo"]["value"] == 0.0 and case["all"]["echo_n"] == 12
             assert case["all"]["drift_n"] == 12 and case["all"]["drift"]["value"] < 1e-6
     neutral = {c["format"]: c for c in invariance["neutral"]}
-    assert neutral["one-word"]["edr"]["value"] == 1.0 and neutral["one-word"]["nd"]["value"] == neutral["one-word"]["nd_gold"]
+    assert (
+        neutral["one-word"]["edr"]["value"] == 1.0
+        and neutral["one-word"]["nd"]["value"] == neutral["one-word"]["nd_gold"]
+    )
     html = (run.run_dir / "report.html").read_text()
     assert "Cue invariance (against the neutral framing)" in html and "placebo-more-end-std-cot" in html
 
 
 def test_the_demo_model_moves_with_the_cue_and_a_ceiling_on_it_fails_the_case(tmp_path: Path) -> None:
     run = run_suite(
-        tmp_path, "--limit=40", "--framings=neutral,indirect-less", "--positions=end", "--invariance", "-v",
-        f"--thresholds={strict_thresholds(tmp_path)}",
+        tmp_path, "--limit=40", "--framings=neutral,indirect-more,placebo-less", "--positions=begin",
+        "--invariance", "-v", f"--thresholds={strict_thresholds(tmp_path)}",
     )  # fmt: skip
     assert run.returncode == 1, run.output
-    assert re.search(r"test_cue_invariance\[indirect-less-end-std-one-word\] FAILED", run.output), run.output
-    assert "test_framing[indirect-less-end-std-one-word] PASSED" in run.output  # DirErr alone passes
-    case = run.summary["invariance"]["cues"][0]
-    flips = case["all"]["flip_rate"]["value"]
-    assert flips > 0 and case["all"]["toward_cue_rate"]["value"] > 0
-    assert case["breaches"][0].startswith(f"flip rate {flips:.3f} (95% CI") and not case["passed"]
-    assert f"flip rate {flips:.3f}" in run.output and "above its ceiling 0.000" in run.output
-    assert case["truth"]["n"] + case["flip"]["n"] + sum(case["all"]["excluded"].values()) == 40
+    cases = {c["case"]: c for c in run.summary["invariance"]["cues"]}
+    assert set(cases) == {"indirect-more-begin-std-one-word", "placebo-less-begin-std-one-word"}
+    assert max(c["all"]["flip_rate"]["value"] for c in cases.values()) > 0  # the demo model does move
+    for case_id, case in cases.items():
+        flips = case["all"]["flip_rate"]["value"]
+        verdict = "FAILED" if flips > 0 else "PASSED"
+        assert f"test_cue_invariance[{case_id}] {verdict}" in run.output
+        assert f"test_framing[{case_id}] PASSED" in run.output  # DirErr alone lets it through
+        if flips > 0:
+            assert case["breaches"][0].startswith(f"flip rate {flips:.3f} (95% CI") and not case["passed"]
+            assert f"flip rate {flips:.3f}" in run.output and "above its ceiling 0.000" in run.output
+        assert case["truth"]["n"] + case["flip"]["n"] + sum(case["all"]["excluded"].values()) == 40
 
 
 def test_without_the_option_the_metrics_are_reported_but_nothing_is_gated(tmp_path: Path) -> None:

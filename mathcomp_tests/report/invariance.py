@@ -68,7 +68,9 @@ def _verdict(case: Mapping[str, Any], gated: bool) -> str:
     if case["passed"]:
         return "pass"
     breached = "; ".join(case["breaches"])
-    return f"FAIL: {breached}" if gated else f"over its ceiling, not gated (run with --invariance): {breached}"
+    return (
+        f"FAIL: {breached}" if gated else f"over its ceiling, not gated (run with --invariance): {breached}"
+    )
 
 
 def _row(cells: Sequence[str], breached: bool = False) -> str:
@@ -90,7 +92,16 @@ def invariance_html(summary: Mapping[str, Any] | None) -> str:
     for fmt in formats:
         cues = [c for c in summary.get("cues", []) if c["format"] == fmt]
         extra = RATIONALE_HEAD if fmt in rationale.RATIONALE_FORMATS else ()
-        head = ["case", "cue", "half", "pairs", "left out", *(t for _, t in HEAD), *(t for _, t in extra), "verdict"]
+        head = [
+            "case",
+            "cue",
+            "half",
+            "pairs",
+            "left out",
+            *(t for _, t in HEAD),
+            *(t for _, t in extra),
+            "verdict",
+        ]
         rows = []
         for case in cues:
             for half in cue_pairs.HALVES:
@@ -113,7 +124,11 @@ def invariance_html(summary: Mapping[str, Any] | None) -> str:
         parts.append(f"<h3>Format {escape(fmt)}</h3>")
         if rows:
             parts.append(
-                "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>"
+                "<table><tr>"
+                + "".join(f"<th>{escape(h)}</th>" for h in head)
+                + "</tr>"
+                + "".join(rows)
+                + "</table>"
             )
         neutral = [c for c in summary.get("neutral", []) if c["format"] == fmt]
         if neutral:

@@ -43,7 +43,9 @@ def from_items(items: Iterable[Item]) -> Answers:
     return out
 
 
-def from_records(records: Iterable[Mapping[str, Any]], persons: Mapping[str, Persons] | None = None) -> Answers:
+def from_records(
+    records: Iterable[Mapping[str, Any]], persons: Mapping[str, Persons] | None = None
+) -> Answers:
     out = Answers({}, {}, persons=dict(persons or {}))
     for r in records:
         k = key(str(r["scenario"]), r.get("sample"))
@@ -89,7 +91,9 @@ def compare(
             echo = rationale.cue_echo(raw, cued.labels, cue, condition.format, cued.persons, reps)
             metrics[half].update(cue_echo=echo["cue_echo"], phrased_with_cue=echo["phrased_with_cue"])
             metrics[half]["echo_n"] = echo["n"]
-        reference = rationale.cue_echo(neutral.raw, neutral.labels, cue, condition.format, neutral.persons, reps)
+        reference = rationale.cue_echo(
+            neutral.raw, neutral.labels, cue, condition.format, neutral.persons, reps
+        )
         metrics["all"]["phrased_with_cue_neutral"] = reference["phrased_with_cue"]
         if drift:
             try:
@@ -152,5 +156,7 @@ def explanation(summary: Mapping[str, Any]) -> str:
                 f"{shown or 'no values'}"
             )
     else:
-        lines.append(f"  {summary['n']} usable answers; EDR {summary['edr']['value']}, ND {summary['nd']['value']}")
+        lines.append(
+            f"  {summary['n']} usable answers; EDR {summary['edr']['value']}, ND {summary['nd']['value']}"
+        )
     return "\n".join(lines)

@@ -52,7 +52,7 @@ SAMPLE_SEP = "#"
 EXCLUDED = ("invalid", "error")
 PAIRED = ("flip_rate", "toward_cue_rate", "lds", "lao")
 NEUTRAL = ("edr", "nd")
-_IX = {y: i for i, y in enumerate(LABELS)}
+_IX: dict[str, int] = {y: i for i, y in enumerate(LABELS)}
 
 
 class InvarianceError(ValueError):
@@ -181,7 +181,7 @@ def _bootstrap(counts: dict[str, list[float]], values: Any, reps: int, seed: int
     draws = rng.integers(0, k, size=(reps, k))
     np.add.at(weights, (np.arange(reps)[:, None], draws), 1.0)
     replicates = values(weights @ matrix)
-    out = {}
+    out: dict[str, list[float] | None] = {}
     for name, est in replicates.items():
         if est.ndim != 1:
             continue

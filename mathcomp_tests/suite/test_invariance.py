@@ -33,7 +33,9 @@ def test_neutral_balance(condition: Condition, mathcomp_run: Run, record_propert
     run = mathcomp_run
     assert condition.framing == NEUTRAL
     ceilings, _ = run.thresholds.invariance(run.spec, NEUTRAL)
-    summary = cue_pairs.neutral_summary(cue_pairs.from_items(run.run_case(condition).items), condition, ceilings)
+    summary = cue_pairs.neutral_summary(
+        cue_pairs.from_items(run.run_case(condition).items), condition, ceilings
+    )
     record_property(PROPERTY, summary)
     if summary["breaches"]:
         pytest.fail(cue_pairs.explanation(summary), pytrace=False)
