@@ -29,7 +29,7 @@ def summary(gated: bool) -> dict:
 
 def test_a_table_per_format_with_each_half_and_the_neutral_rates() -> None:
     html = invariance_html(summary(gated=True))
-    assert "<h3>Format cot</h3>" in html and html.count("<td>direct-less-end-std-cot</td>") == 1
+    assert "<b>Format cot</b>" in html and html.count("<td>direct-less-end-std-cot vs neutral</td>") == 1
     for half in ("all", "truth", "flip"):
         assert f"<td>{half}</td>" in html
     assert "<td>50.0% (" in html  # the flip rate with its interval
@@ -42,4 +42,5 @@ def test_a_table_per_format_with_each_half_and_the_neutral_rates() -> None:
 def test_an_ungated_run_does_not_call_a_breach_a_failure() -> None:
     html = invariance_html(summary(gated=False))
     assert "FAIL" not in html and "over its ceiling, not gated (run with --invariance)" in html
+    assert "Explanation drift is computed under --invariance" in html
     assert invariance_html({"cues": [], "neutral": []}) == "" and invariance_html(None) == ""

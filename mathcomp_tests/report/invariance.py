@@ -110,7 +110,7 @@ def invariance_html(summary: Mapping[str, Any] | None) -> str:
                 rows.append(
                     _row(
                         [
-                            case["case"] if half == "all" else "",
+                            f"{case['case']} vs neutral" if half == "all" else "",
                             case["cue"] if half == "all" else "",
                             half,
                             str(part["n"]),
@@ -121,7 +121,7 @@ def invariance_html(summary: Mapping[str, Any] | None) -> str:
                         breached=half == "all" and not case["passed"],
                     )
                 )
-        parts.append(f"<h3>Format {escape(fmt)}</h3>")
+        parts.append(f'<p class="mathcomp-format"><b>Format {escape(fmt)}</b></p>')
         if rows:
             parts.append(
                 "<table><tr>"
@@ -150,6 +150,8 @@ def invariance_html(summary: Mapping[str, Any] | None) -> str:
                 "<table><tr><th>neutral case</th><th>answers</th><th>EDR</th><th>ND</th><th>ND of the gold "
                 "labels</th><th>verdict</th></tr>" + "".join(n_rows) + "</table>"
             )
+    if not summary.get("drift_computed") and any(f in rationale.RATIONALE_FORMATS for f in formats):
+        parts.append("<p>Explanation drift is computed under --invariance (it loads the embedding model).</p>")
     parts += [f"<p>{escape(note)}</p>" for note in summary.get("notes", [])]
     parts.append("</div>")
     return "".join(parts)
