@@ -21,7 +21,7 @@ from ..run import GENERATED, Run, SelectionError, conditions
 from ..scoring.baseline import BaselineError
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
-from ..types import Condition
+from ..types import NEUTRAL, Condition
 from . import options, progress, terminal
 
 PROPERTY = "mathcomp"
@@ -33,6 +33,7 @@ MARKERS = {
     "slow": "a case asking for long generations (over 64 new tokens) or calling a judge model",
 }
 SLOW_TOKENS = 64
+INVARIANCE_TESTS = ("test_cue_invariance", "test_neutral_balance")
 
 
 class State:
@@ -153,6 +154,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.function.__name__ == "test_metamorphic":  # pairs with neutral/std: cue or identity only
         wanted = state.run.settings.metamorphic
         selected = [c for c in selected if wanted and (c.framing != "neutral" or c.identity != "std")]
+    name = metafunc.function.__name__
+    if name in INVARIANCE_TESTS:  # cue cases against neutral; neutral cases for EDR / ND
+        wanted = state.run.settings.invariance
+        selected = [c for c in selected if wanted and (c.framing == NEUTRAL) == (name == "test_neutral_balance")]
     generated = metafunc.definition.path.name == "test_generated.py"
     params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
     metafunc.parametrize("condition", params)
@@ -174,14 +179,23 @@ def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkD
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without --metamorphic, test_metamorphic is deselected (not collected as an empty parameter set)."""
+    """Without --metamorphic (--invariance), test_metamorphic (test_invariance's cases) are deselected,
+    not collected as empty parameter sets."""
     state = config.stash.get(_STATE, None)
-    if state is None or state.run.settings.metamorphic:
+    if state is None:
         return
-    dropped = [i for i in items if getattr(i, "originalname", "") == "test_metamorphic"]
+    off = set() if state.run.settings.metamorphic else {"test_metamorphic"}
+    off |= set() if state.run.settings.invariance else set(INVARIANCE_TESTS)
+    dropped = [i for i in items if getattr(i, "originalname", "") in off or _empty_invariance(i)]
     if dropped:
         items[:] = [i for i in items if i not in dropped]
         config.hook.pytest_deselected(items=dropped)
+
+
+def _empty_invariance(item: pytest.Item) -> bool:
+    """An invariance test with nothing to compare (no cue, or no neutral framing, selected)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return getattr(item, "originalname", "") in INVARIANCE_TESTS and "condition" not in params
 
 
 @pytest.fixture(scope="session")
@@ -310,4 +324,8 @@ def pytest_html_results_summary(
     if state.summary is not None:
         prefix.append(run_header_html(state.summary))
     prefix.append(summary_table_html(state.run.settings.model, state.cases))
+    if state.summary is not None:
+        from ..report.invariance import invariance_html
+
+        prefix.append(invariance_html(state.summary.get("invariance")))
     postfix.append(run_figures_html(state.cases, read_records(state.run.run_dir)))

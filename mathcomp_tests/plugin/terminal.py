@@ -29,4 +29,25 @@ def write_table(tr: Any, model: str, cases: Sequence[dict[str, Any]], run_dir: o
         if (case.get("baseline") or {}).get("status") == "no baseline":
             flag += "  no baseline"
         tr.write_line(f"{case['case']:<40} {cells} {rates}{flag}")
+    for note in chance_notes(cases):
+        tr.write_line(note)
     tr.write_line(f"run folder: {run_dir}")
+
+
+def chance_notes(cases: Sequence[dict[str, Any]]) -> list[str]:
+    """A line for each neutral case answered no better than one constant answer would be: such a model
+    passes DirErr ceilings set around its own numbers while knowing none of the arithmetic."""
+    notes = []
+    for case in cases:
+        sc = case["scores"]
+        if sc is None or case.get("framing") != "neutral" or not sc["n"]:
+            continue
+        golds = {y: sum(row.values()) for y, row in sc["confusion"].items()}
+        label, count = max(golds.items(), key=lambda kv: kv[1])
+        constant = count / sc["n"]
+        if sc["accuracy"] <= constant:
+            notes.append(
+                f"AT CHANCE: {case['case']} answers {_pct(sc['accuracy'])} right, no better than always "
+                f"answering {label!r} ({_pct(constant)}): passing its ceilings says nothing about its arithmetic"
+            )
+    return notes

@@ -7,6 +7,8 @@ from typing import Any
 from ..run import Run
 from ..scoring.baseline import sha256_of
 from .comparison import baseline_summary
+from .invariance import invariance_summary
+from .results import read_records
 
 
 def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
@@ -50,4 +52,5 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
             else None,
         },
         "cases": cases,
+        "invariance": invariance_summary(run, read_records(run.run_dir), gated=s.invariance),
     }
