@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 from . import prompts
 from .backends import Backend, BackendOptions, create, models
 from .backends.base import OnResponse
+from .protocols import Kit, load_texts
 from .report.records import item_record
 from .report.results import ResultsWriter
 from .scoring import judge, thresholds
 from .scoring.case import CaseResult, run_case
 from .scoring.comparator import Comparator
-from .types import FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Decoding, Prompt, Scenario
+from .types import FRAMINGS, PAPER_ORDER, PLAIN, POSITIONS, Condition, Decoding, Prompt, Scenario
 
 # The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ class Settings:
     """Holm-correct the baseline tests across the run's cases and labels."""
     identities_file: Path | None = None
     """Identity markers to use instead of the bundled identities.toml."""
+    protocols: tuple[str, ...] = (PLAIN,)
+    """Mitigation protocols each case is asked under (mathcomp_tests/protocols); plain is today's prompt."""
 
 
 def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -99,15 +102,16 @@ def known_identities(path: Path | None = None) -> tuple[str, ...]:
 
 
 def conditions(settings: Settings) -> list[Condition]:
-    """The selected matrix, in a stable order: framing, position, identity, format, option order."""
+    """The selected matrix, in a stable order: framing, position, identity, format, option order, protocol."""
     return [
-        Condition(framing, position, identity, fmt, order, side)
+        Condition(framing, position, identity, fmt, order, side, protocol)
         for framing in settings.framings
         for position in settings.positions
         for identity in settings.identities
         for side in (("b",) if identity == "std" else settings.identity_on)
         for fmt in settings.formats
         for order in settings.option_orders
+        for protocol in settings.protocols
     ]
 
 
@@ -137,6 +141,7 @@ class Run:
             )
         self.judge_template = judge.load_template() if settings.judge_model else None
         self.comparator = Comparator.create(self)
+        self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
         self._backend: CachedBackend | None = None
         self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
@@ -174,13 +179,26 @@ class Run:
             self._judge = judge.Judge(self._cached(inner), self.judge_template)
         return self._judge
 
-    def prompts_for(self, condition: Condition, scenarios: list[Scenario] | None = None) -> list[Prompt]:
+    def names_for(self, condition: Condition) -> prompts.Names:
         if condition.identity == "std":
-            names = prompts.std_names(self.prompt_set)
-        else:
-            names = self.identities[condition.identity_on][condition.identity]
+            return prompts.std_names(self.prompt_set)
+        return self.identities[condition.identity_on][condition.identity]
+
+    def prompts_for(self, condition: Condition, scenarios: list[Scenario] | None = None) -> list[Prompt]:
+        names = self.names_for(condition)
         chosen = self.scenarios if scenarios is None else scenarios
         return [prompts.build(s, condition, self.prompt_set, names) for s in chosen]
+
+    @property
+    def kit(self) -> Kit:
+        """What the protocols lay their turns out with (see mathcomp_tests/protocols)."""
+        return Kit(
+            self.prompt_set,
+            self.names_for,
+            self.protocol_texts or load_texts(),
+            self.settings.max_new_tokens,
+            lambda fmt: DEFAULT_MAX_NEW_TOKENS[fmt],
+        )
 
     @property
     def generated(self) -> list[Scenario]:
@@ -223,8 +241,10 @@ class Run:
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
-        judged = self.judge if condition.format in judge.JUDGED_FORMATS else None
-        return run_case(asked, self.backend, self.decodings(condition), ceilings, judged, on_response)
+        reads_cot = condition.format in judge.JUDGED_FORMATS or condition.protocol == "cot"
+        judged = self.judge if reads_cot else None
+        kit = self.kit if condition.protocol != PLAIN else None
+        return run_case(asked, self.backend, self.decodings(condition), ceilings, judged, on_response, kit)
 
     def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         prompts_ = self.prompts_for(condition)

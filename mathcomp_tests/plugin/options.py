@@ -17,7 +17,7 @@ from ..backends.options import BackendOptions
 from ..paths import default_thresholds
 from ..prompts import IDENTITY_SIDES
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
-from ..types import FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, POSITIONS
+from ..types import FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS, PROTOCOLS
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",
@@ -215,6 +215,15 @@ def add(parser: pytest.Parser) -> None:
         help="also run test_metamorphic: one scenario must get the same answer under neutral and cue framing, "
         "std and identity (failures shrink; the example database lives under --cache-dir) (default: off)",
     )
+    # Mitigation protocols (mathcomp_tests/protocols): every selected case runs under each.
+    option(
+        "--protocol",
+        "how each case is asked, comma-separated, or all: plain (the prompt as is), cot (its chain-of-thought "
+        "format), evidence-lock (totals first, then the question), dual-direction (more? and less?, "
+        "reconciled), canonicalize (the question rewritten neutrally first), symbolic (totals, compared by "
+        "sympy); a protocol other than plain shows in the case id",
+        "plain",
+    )
 
 
 def _check_ranges(opt: Any) -> None:
@@ -305,6 +314,7 @@ def settings(config: pytest.Config) -> Settings:
         generated=opt("generated"),
         hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
         metamorphic=opt("metamorphic"),
+        protocols=select(opt("protocol"), PROTOCOLS, "protocol", (PLAIN,)),
         **_baseline_settings(opt, thresholds),
     )
 
