@@ -310,4 +310,7 @@ def pytest_html_results_summary(
     if state.summary is not None:
         prefix.append(run_header_html(state.summary))
     prefix.append(summary_table_html(state.run.settings.model, state.cases))
+    from ..report.protocols import protocols_html
+
+    prefix.append(protocols_html(state.cases))
     postfix.append(run_figures_html(state.cases, read_records(state.run.run_dir)))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import LABELS
-from . import figures, html, results, sections
+from . import figures, html, protocols, results, sections
 
 
 class RunFolderError(ValueError):
@@ -42,6 +42,7 @@ def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
     parts = [
         html.run_header_html(summary),
         html.summary_table_html(summary["model"], cases),
+        protocols.protocols_html(cases),
         sections.run_figures_html(cases, records),
         "<h2>Cases</h2>",
     ]

@@ -7,6 +7,7 @@ from typing import Any
 from ..run import Run
 from ..scoring.baseline import sha256_of
 from .comparison import baseline_summary
+from .protocols import comparison
 
 
 def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
@@ -51,6 +52,7 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
             else None,
         },
         "protocols": protocol_costs(cases),
+        "protocol_comparison": comparison(cases) if s.protocols != ("plain",) else None,
         "cases": cases,
     }
 
