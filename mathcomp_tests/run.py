@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import prompts
 from .backends import Backend, BackendOptions, create, models
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
 """The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
 GENERATED = "generated"
+REVEAL_AFTER = "reveal-after"
+"""The run folder's subfolder for test_reveal_after's results.jsonl."""
 """The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
 DEFAULT_MAX_NEW_TOKENS = {"one-word": 8, "json": 24, "cot": 512, "cot-json": 512}
 
@@ -82,6 +84,8 @@ class Settings:
     """Identity markers to use instead of the bundled identities.toml."""
     protocols: tuple[str, ...] = (PLAIN,)
     """Mitigation protocols each case is asked under (mathcomp_tests/protocols); plain is today's prompt."""
+    reveal_after: bool = False
+    """Run test_reveal_after (Flip cue, then the Truth cue in the same conversation, against neutral)."""
 
 
 def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -147,6 +151,7 @@ class Run:
         self._writer: ResultsWriter | None = None
         self._generated: list[Scenario] | None = None
         self._generated_writer: ResultsWriter | None = None
+        self._reveal_writer: ResultsWriter | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -220,6 +225,34 @@ class Run:
         )
         return result
 
+    def reveal_after_conditions(self) -> list[Condition]:
+        """One neutral plain condition per selected position x identity x format x option order."""
+        return list(dict.fromkeys(replace(c, framing="neutral", protocol=PLAIN) for c in conditions(self.settings)))
+
+    def run_reveal_after(self, condition: Condition) -> dict[str, Any]:
+        """Reveal-After on every scenario under ``condition``'s position, identity and format: the shares
+        of protocols/reveal_after.summarise, and the breaches of the neutral framing's invalid and error
+        ceilings (an item counts as unread when any of its three answers was)."""
+        from .protocols import reveal_after
+
+        case = "reveal-after-" + condition.id.removeprefix("neutral-")
+        got = reveal_after.ask(self.prompts_for(condition), self.backend, self.decoding(condition), self.kit)
+        if self._reveal_writer is None:
+            self._reveal_writer = ResultsWriter(self.run_dir / REVEAL_AFTER, self.worker)
+        self._reveal_writer.write(reveal_after.record(a, case, self.run_id) for a in got)
+        summary = reveal_after.summarise(got)
+        ceilings = self.thresholds.for_case(self.spec, condition.framing)
+        n = max(len(got), 1)
+        breaches = [
+            name
+            for name, share, ceiling in (
+                ("invalid_rate", (int(summary["unread"]) - int(summary["errors"])) / n, ceilings.invalid_rate),
+                ("error_rate", int(summary["errors"]) / n, self.settings.max_error_rate or ceilings.error_rate),
+            )
+            if share > ceiling
+        ]
+        return {"case": case, **summary, "breaches": breaches}
+
     def decoding(self, condition: Condition) -> Decoding:
         tokens = self.settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[condition.format]
         seed = 0 if self.settings.temperature > 0 else None
@@ -266,7 +299,7 @@ class Run:
             self._judge = None
         if self.comparator is not None:
             self.comparator.close()
-        for writer in (self._writer, self._generated_writer):
+        for writer in (self._writer, self._generated_writer, self._reveal_writer):
             if writer is not None:
                 writer.close()
-        self._writer = self._generated_writer = None
+        self._writer = self._generated_writer = self._reveal_writer = None

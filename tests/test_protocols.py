@@ -3,6 +3,7 @@ the symbolic backend and the sqlite cache, and resuming a protocol killed betwee
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,16 +12,24 @@ import sympy
 from suite_runner import REPO
 
 from mathcomp_tests import prompts
+from mathcomp_tests.backends.base import OnResponse
 from mathcomp_tests.backends.cache import CachedBackend, ResponseCache
 from mathcomp_tests.backends.symbolic import REWRITE_REPLY, SymbolicBackend
 from mathcomp_tests.data.scenarios import load
-from mathcomp_tests.protocols import ASK, Kit, load_texts
-from mathcomp_tests.protocols import canonicalize, dual_direction, evidence_lock
+from mathcomp_tests.protocols import (
+    ASK,
+    Kit,
+    canonicalize,
+    dual_direction,
+    evidence_lock,
+    load_texts,
+    reveal_after,
+)
 from mathcomp_tests.protocols.base import Turn
 from mathcomp_tests.protocols.totals import totals_prompt
 from mathcomp_tests.run import DEFAULT_MAX_NEW_TOKENS
 from mathcomp_tests.scoring.reading import totals, yes_no
-from mathcomp_tests.types import PROTOCOLS, Condition, Decoding, Prompt, Response
+from mathcomp_tests.types import PROTOCOLS, Condition, Decoding, Prediction, Prompt, Response
 
 SCENARIOS = load(REPO / "fixtures" / "scenarios.csv")[:12]
 PROMPT_SET = prompts.load_prompt_set("hf")
@@ -130,7 +139,8 @@ def test_evidence_lock_turn_two_continues_the_conversation_with_the_locked_total
     assert "PERSON_A: 12\nPERSON_B: 8" in last
     assert "in several instances" in last  # the case's own cued question is asked in turn 2
     assert last.endswith(PROMPT_SET.instructions["one-word"])
-    unread = evidence_lock.label_prompt(prompt, Turn("totals", first, Response("more")), totals.read("more", "PERSON_A", "PERSON_B"), kit())
+    unread_totals = totals.read("more", "PERSON_A", "PERSON_B")
+    unread = evidence_lock.label_prompt(prompt, Turn("totals", first, Response("more")), unread_totals, kit())
     assert "(the totals you gave above)" in unread.messages[2].content
 
 
@@ -221,7 +231,9 @@ class FakeCrashAfterFirstBatch:
     def __init__(self) -> None:
         self.inner, self.batches = SymbolicBackend(), 0
 
-    def complete(self, prompts, decoding, on_response=None):  # type: ignore[no-untyped-def]
+    def complete(
+        self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
+    ) -> list[Response]:
         self.batches += 1
         if self.batches > 1:
             raise KeyboardInterrupt("killed between turns")
@@ -244,10 +256,57 @@ def test_a_protocol_killed_after_turn_one_resumes_with_turn_one_from_the_cache(t
     with pytest.raises(KeyboardInterrupt):
         evidence_lock.ask(asked, crashing, Decoding(8), kit())
     assert crashing.calls == 2 * len(SCENARIOS)  # turn 1 answered and stored, turn 2 attempted
-    crashing.cache.close()  # type: ignore[union-attr]
+    assert crashing.cache is not None
+    crashing.cache.close()
     resumed = CachedBackend(SymbolicBackend(), ResponseCache(path))
     got = evidence_lock.ask(asked, resumed, Decoding(8), kit())
     assert all(a.turns[0].response.cached for a in got), "turn 1 came from the cache"
     assert not any(a.turns[1].response.cached for a in got)
     assert resumed.calls == len(SCENARIOS), "only turn 2 was sent again"
     assert [a.prediction.label for a in got] == [s.label for s in SCENARIOS]
+
+
+# --- Reveal-After ----------------------------------------------------------------------------------
+
+
+def test_reveal_after_flips_to_a_wrong_label_then_asks_the_truth_in_the_same_conversation() -> None:
+    neutral = case("neutral")
+    for p in neutral:
+        assert reveal_after.flip_label(p) != p.scenario.label
+    assert {reveal_after.flip_label(p) for p in neutral if p.scenario.label == "less"} <= {"more"}
+    prompt = next(p for p in neutral if p.scenario.label == "more")
+    first = Turn("flip", reveal_after._cued(prompt, "less", kit()), Response("less"))
+    assert "spend less" in first.prompt.text
+    second = reveal_after.second_prompt(prompt, first, kit())
+    assert [m.role for m in second.messages] == ["user", "assistant", "user"]
+    assert second.messages[1].content == "less"
+    assert second.messages[2].content.startswith("Does PERSON_B spend more")
+
+
+def _answer(
+    flip: str, truth: str, first: str | None, second: str | None, neutral: str | None
+) -> reveal_after.RevealAnswer:
+    def pred(label: str | None) -> Prediction:
+        return Prediction(label, "ok" if label else "invalid", label or "?")  # type: ignore[arg-type]
+
+    return reveal_after.RevealAnswer(
+        case("neutral")[0], flip, truth, pred(first), pred(second), pred(neutral), ()  # type: ignore[arg-type]
+    )
+
+
+def test_reveal_after_shares_on_hand_made_answers() -> None:
+    got = reveal_after.summarise(
+        [
+            _answer("more", "less", "less", "less", "less"),  # tracks content: the same three times
+            _answer("more", "less", "more", "less", "less"),  # follows each cue
+            _answer("less", "more", "less", "less", "more"),  # anchored on the first cue
+            _answer("less", "more", "less", None, "more"),  # unread: left out of the shares, counted
+        ]
+    )
+    assert got["items"] == 4 and got["read"] == 3 and got["unread"] == 1 and got["errors"] == 0
+    assert got["first_follows_flip"] == pytest.approx(2 / 3)
+    assert got["second_follows_truth"] == pytest.approx(2 / 3)
+    assert got["second_keeps_first"] == pytest.approx(2 / 3)
+    assert got["first_matches_neutral"] == pytest.approx(1 / 3)
+    assert got["second_matches_neutral"] == pytest.approx(2 / 3)
+    assert got["all_three_same"] == pytest.approx(1 / 3)

@@ -106,3 +106,42 @@ def test_an_unknown_protocol_is_one_usage_error(tmp_path: Path) -> None:
     run = run_suite(tmp_path, "--model=symbolic", "--limit=2", "--protocol=plain,socratic")
     assert run.returncode == 4
     assert "unknown protocol socratic" in run.output and "Traceback" not in run.output
+
+
+def test_reveal_after_runs_against_a_real_server_and_keeps_every_turn(tmp_path: Path, demo_server: str) -> None:
+    model = f"openai/{DEMO}"
+    run = run_suite(
+        tmp_path,
+        f"--model={model}",
+        f"--api-base={demo_server}",
+        f"--limit={LIMIT}",
+        "--framings=neutral",
+        "--positions=end",
+        "--reveal-after",
+        f"--thresholds={_permissive(tmp_path, model)}",
+    )
+    assert run.returncode == 0, run.output
+    assert "2 passed" in run.output
+    (entry,) = run.summary["reveal_after"]
+    assert entry["case"] == "reveal-after-end-std-one-word" and entry["items"] == LIMIT
+    assert entry["read"] + entry["unread"] == LIMIT
+    lines = (run.run_dir / "reveal-after" / "results.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == LIMIT
+    for r in records:
+        assert [t["turn"] for t in r["turns"]] == ["neutral", "flip", "truth"]
+        truth = r["turns"][2]["messages"]
+        assert [m["role"] for m in truth] == ["user", "assistant", "user"]
+        assert truth[1]["content"] == r["turns"][1]["raw"]
+        assert f"spend {r['gold']}" in truth[2]["content"] and f"spend {r['flip']}" in truth[0]["content"]
+    assert run.case("neutral-end-std-one-word")["sent"] == LIMIT
+    assert all(r["turns"][0]["cached"] for r in records), "the neutral case's answers are shared, not re-asked"
+    neutral = {r["scenario"]: r["raw"] for r in run.records}
+    assert all(r["turns"][0]["raw"] == neutral[r["scenario"]] for r in records)
+    assert "<h2>Reveal-After</h2>" in (run.run_dir / "report.html").read_text()
+
+
+def test_without_the_option_reveal_after_is_not_collected(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--model=symbolic", "--limit=2", "--framings=neutral", "--positions=end")
+    assert run.returncode == 0, run.output
+    assert run.summary["reveal_after"] == [] and not (run.run_dir / "reveal-after").exists()

@@ -224,6 +224,12 @@ def add(parser: pytest.Parser) -> None:
         "sympy); a protocol other than plain shows in the case id",
         "plain",
     )
+    group.addoption(
+        "--reveal-after",
+        action="store_true",
+        help="also run test_reveal_after: each item asked under a wrong-label cue, then under the true label's "
+        "cue in the same conversation, both compared with the neutral answer (default: off)",
+    )
 
 
 def _check_ranges(opt: Any) -> None:
@@ -315,6 +321,7 @@ def settings(config: pytest.Config) -> Settings:
         hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
         metamorphic=opt("metamorphic"),
         protocols=select(opt("protocol"), PROTOCOLS, "protocol", (PLAIN,)),
+        reveal_after=opt("reveal_after"),
         **_baseline_settings(opt, thresholds),
     )
 

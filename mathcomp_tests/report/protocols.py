@@ -101,12 +101,46 @@ def _cell(cell: Mapping[str, Any], protocol: str) -> str:
     return f"<td>{escape(text)}</td>"
 
 
-def protocols_html(cases: Sequence[Case]) -> str:
-    """The comparison table, or "" when every case ran under plain alone."""
+REVEAL_COLUMNS = (
+    ("read", "items read"),
+    ("first_follows_flip", "turn 1 follows the Flip cue"),
+    ("second_follows_truth", "turn 2 follows the Truth cue"),
+    ("second_keeps_first", "turn 2 keeps turn 1"),
+    ("first_matches_neutral", "turn 1 = neutral"),
+    ("second_matches_neutral", "turn 2 = neutral"),
+    ("all_three_same", "all three the same"),
+)
+
+
+def reveal_after_html(entries: Sequence[Mapping[str, Any]]) -> str:
+    """Reveal-After's shares per case (position x identity x format), or "" when it did not run."""
+    if not entries:
+        return ""
+    head = "".join(f"<th>{escape(title)}</th>" for _, title in REVEAL_COLUMNS)
+    rows = []
+    for e in entries:
+        cells = "".join(
+            f"<td>{escape(str(e[k]) + ' of ' + str(e['items']) if k == 'read' else _pct(e[k]))}</td>"
+            for k, _ in REVEAL_COLUMNS
+        )
+        verdict = "pass" if not e["breaches"] else "FAIL: " + ", ".join(e["breaches"])
+        rows.append(f"<tr><td>{escape(str(e['case']))}</td>{cells}<td>{escape(verdict)}</td></tr>")
+    return (
+        '<div class="mathcomp-summary mathcomp-reveal-after"><h2>Reveal-After</h2>'
+        "<p>Turn 1 under a cue naming a wrong label, turn 2 in the same conversation under the cue naming the "
+        "gold label, both against the neutral answer; shares over the items whose three answers were read. "
+        "A model that tracks content answers the same three times.</p>"
+        f"<table><tr><th>case</th>{head}<th>verdict</th></tr>" + "".join(rows) + "</table></div>"
+    )
+
+
+def protocols_html(cases: Sequence[Case], summary: Mapping[str, Any] | None = None) -> str:
+    """The comparison table (none when every case ran under plain alone), then Reveal-After's table."""
+    reveal = reveal_after_html((summary or {}).get("reveal_after") or [])
     got = comparison(cases)
     protocols = got["protocols"]
     if protocols in ([], [PLAIN]):
-        return ""
+        return reveal
     head = "".join(f"<th>{escape(p)}</th>" for p in protocols)
     rows = []
     for framing in got["framings"]:
@@ -127,5 +161,5 @@ def protocols_html(cases: Sequence[Case]) -> str:
         "<p>DirErr of each framing's cue label (the largest DirErr where the framing names none), pooled over "
         "the cases run under both the protocol and plain; in brackets, how much the protocol removes "
         "relative to plain on those cases. Cost rows: requests and tokens per item, summed over turns.</p>"
-        f"<table><tr><th>framing</th>{head}</tr>" + "".join(rows) + "</table></div>"
+        f"<table><tr><th>framing</th>{head}</tr>" + "".join(rows) + "</table></div>" + reveal
     )

@@ -42,7 +42,7 @@ def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
     parts = [
         html.run_header_html(summary),
         html.summary_table_html(summary["model"], cases),
-        protocols.protocols_html(cases),
+        protocols.protocols_html(cases, summary),
         sections.run_figures_html(cases, records),
         "<h2>Cases</h2>",
     ]
