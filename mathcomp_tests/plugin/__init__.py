@@ -21,7 +21,7 @@ from ..run import GENERATED, REVEAL_AFTER, Run, SelectionError, conditions
 from ..scoring.baseline import BaselineError
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
-from ..types import Condition
+from ..types import PLAIN, Condition
 from . import options, progress, terminal
 
 PROPERTY = "mathcomp"
@@ -160,6 +160,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.function.__name__ == "test_metamorphic":  # pairs with neutral/std: cue or identity only
         wanted = state.run.settings.metamorphic
         selected = [c for c in selected if wanted and (c.framing != "neutral" or c.identity != "std")]
+        selected = [c for c in selected if c.protocol == PLAIN]  # it asks plain prompts
     generated = metafunc.definition.path.name == "test_generated.py"
     params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
     metafunc.parametrize("condition", params)
@@ -168,14 +169,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkDecorator]:
     """The markers a case carries, so that `-m` selects parts of the matrix."""
     marks = []
-    if condition.format in ("cot", "cot-json"):
+    if condition.format in ("cot", "cot-json") or condition.protocol == "cot":
         marks.append(pytest.mark.cot)
     if condition.identity != "std":
         marks.append(pytest.mark.identity)
     if generated:
         marks.append(pytest.mark.generated)
     judged = run.judge_spec is not None and condition.format in ("cot", "cot-json")
-    if run.decoding(condition).max_new_tokens > SLOW_TOKENS or judged:
+    if run.decoding(condition).max_new_tokens > SLOW_TOKENS or judged or condition.protocol == "cot":
         marks.append(pytest.mark.slow)
     return marks
 
