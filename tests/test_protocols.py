@@ -310,3 +310,52 @@ def test_reveal_after_shares_on_hand_made_answers() -> None:
     assert got["first_matches_neutral"] == pytest.approx(1 / 3)
     assert got["second_matches_neutral"] == pytest.approx(2 / 3)
     assert got["all_three_same"] == pytest.approx(1 / 3)
+
+
+# --- the report's comparison -----------------------------------------------------------------------
+
+
+def _case(framing: str, protocol: str, more_on_less: int, position: str = "end") -> dict[str, object]:
+    """A case summary whose 10 less-gold and 10 equal-gold items were answered `more` ``more_on_less`` times
+    (among the less-gold ones): DirErr(more) = more_on_less / 20."""
+    confusion = {
+        "less": {"less": 10 - more_on_less, "more": more_on_less, "equal": 0, "invalid": 0, "error": 0},
+        "more": {"less": 0, "more": 10, "equal": 0, "invalid": 0, "error": 0},
+        "equal": {"less": 0, "more": 0, "equal": 10, "invalid": 0, "error": 0},
+    }
+    return {
+        "case": f"{framing}-{position}-{protocol}<script>",
+        "framing": framing,
+        "position": position,
+        "identity": "std",
+        "identity_on": "b",
+        "format": "one-word",
+        "options": "lme",
+        "protocol": protocol,
+        "scores": {"n": 30, "confusion": confusion},
+        "usage": {"input_tokens": 300, "output_tokens": 30, "requests": 60 if protocol != "plain" else 30},
+        "protocol_notes": {"disagree": 3} if protocol == "dual-direction" else {},
+    }
+
+
+def test_the_comparison_pools_matched_cases_and_says_what_each_protocol_removes() -> None:
+    from mathcomp_tests.report.protocols import comparison, protocols_html
+
+    cases = [
+        _case("direct-more", "plain", 8),
+        _case("direct-more", "plain", 4, position="begin"),
+        _case("direct-more", "dual-direction", 2),
+        _case("direct-more", "dual-direction", 0, position="begin"),
+    ]
+    got = comparison(cases)
+    cell = got["cells"]["direct-more"]["dual-direction"]
+    assert cell["dir_err"] == pytest.approx(2 / 40) and cell["plain"] == pytest.approx(12 / 40)
+    assert cell["removed"] == pytest.approx(10 / 40) and cell["cases"] == 2
+    assert got["cost"]["dual-direction"]["requests_per_item"] == 2.0
+    assert got["cost"]["dual-direction"]["notes: disagree"] == pytest.approx(6 / 60)  # 3 in each case
+    # a protocol case without its plain twin is shown but not compared
+    lone = comparison([*cases[:1], _case("direct-more", "symbolic", 1, position="begin")])
+    assert lone["cells"]["direct-more"]["symbolic"]["removed"] is None
+    page = protocols_html(cases)
+    assert "5.0% (−25.0 pts vs plain)" in page and "<script>" not in page
+    assert protocols_html([cases[0]]) == "", "nothing to compare under plain alone"
