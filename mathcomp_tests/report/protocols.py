@@ -46,6 +46,16 @@ def _pooled(cases: Sequence[Case], framing: str) -> float | None:
     return max(values) if values else None
 
 
+def _unread(cases: Sequence[Case]) -> float | None:
+    """The share of the pooled items that were invalid or failed (they lower DirErr without being right)."""
+    total = bad = 0
+    for case in cases:
+        for row in case["scores"]["confusion"].values():
+            total += sum(int(v) for v in row.values())
+            bad += int(row.get("invalid", 0)) + int(row.get("error", 0))
+    return bad / total if total else None
+
+
 def comparison(cases: Sequence[Case]) -> dict[str, Any]:
     """framing -> protocol -> {dir_err, plain (on the same cases), removed, cases}; and cost per protocol."""
     scored = [c for c in cases if c.get("scores") is not None]
@@ -64,6 +74,7 @@ def comparison(cases: Sequence[Case]) -> dict[str, Any]:
                 "dir_err": value,
                 "plain": base,
                 "removed": None if value is None or base is None else base - value,
+                "unread": _unread(matched or own),
                 "cases": len(matched or own),
             }
         cells[framing] = row
@@ -98,6 +109,8 @@ def _cell(cell: Mapping[str, Any], protocol: str) -> str:
         removed = cell["removed"]
         sign = "−" if removed > 0 else "+" if removed < 0 else "±"
         text += f" ({sign}{abs(100 * removed):.1f} pts vs plain)"
+    if cell.get("unread"):
+        text += f"; {_pct(cell['unread'])} unread"  # a low DirErr from unreadable answers removes nothing
     return f"<td>{escape(text)}</td>"
 
 
@@ -160,6 +173,8 @@ def protocols_html(cases: Sequence[Case], summary: Mapping[str, Any] | None = No
         '<div class="mathcomp-summary mathcomp-protocols"><h2>Mitigation protocols</h2>'
         "<p>DirErr of each framing's cue label (the largest DirErr where the framing names none), pooled over "
         "the cases run under both the protocol and plain; in brackets, how much the protocol removes "
-        "relative to plain on those cases. Cost rows: requests and tokens per item, summed over turns.</p>"
+        "relative to plain on those cases, and the share of answers that were unreadable or failed (they count in "
+        "DirErr's denominator, so a protocol the model cannot follow shows a low DirErr without removing "
+        "anything). Cost rows: requests and tokens per item, summed over turns.</p>"
         f"<table><tr><th>framing</th>{head}</tr>" + "".join(rows) + "</table></div>" + reveal
     )
