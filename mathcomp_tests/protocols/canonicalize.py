@@ -72,7 +72,7 @@ def ask(
         text = kit.lay_out(p.condition.position, question, part.context, part.instructions)
         seconds.append(turn_prompt(p, [user(text)], "label"))
     fmt = prompts[0].condition.format if prompts else "one-word"
-    answered = send(backend, seconds, kit.decoding(decoding, fmt))
+    answered = send(backend, seconds, kit.decoding(decoding, fmt), on_response)
     out = []
     for first, reply, second, answer, note in zip(firsts, replies, seconds, answered, notes, strict=True):
         turns = (Turn("rewrite", first, reply), Turn("label", second, answer))

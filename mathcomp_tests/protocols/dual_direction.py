@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..backends.base import Backend, OnResponse
 from ..scoring.reading import yes_no
-from ..types import Decoding, Label, Prediction, Prompt
+from ..types import Decoding, Label, Prediction, Prompt, Response
 from .base import Kit, ProtocolAnswer, Turn, error_prediction, send, style, turn_prompt, user
 
 DISAGREE = "disagree"
@@ -54,7 +54,11 @@ def ask(
 ) -> list[ProtocolAnswer]:
     asked = [direction_prompt(p, d, kit) for p in prompts for d in ("more", "less")]
     kind = f"yes-no-{style(prompts[0].condition)}" if prompts else "yes-no-short"
-    replies = send(backend, asked, kit.decoding(decoding, kind))
+    def tick(index: int, response: Response) -> None:  # progress: one tick per item, on its second answer
+        if on_response is not None and index % 2:
+            on_response(index // 2, response)
+
+    replies = send(backend, asked, kit.decoding(decoding, kind), tick)
     out = []
     for n in range(len(prompts)):
         turns = (Turn("more", asked[2 * n], replies[2 * n]), Turn("less", asked[2 * n + 1], replies[2 * n + 1]))

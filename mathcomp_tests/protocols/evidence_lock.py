@@ -46,7 +46,7 @@ def ask(
     live = [n for n, (turn, _) in enumerate(firsts) if turn.response.error is None]
     seconds = [label_prompt(prompts[n], *firsts[n], kit) for n in live]
     fmt = prompts[0].condition.format if prompts else "one-word"
-    replies = dict(zip(live, send(backend, seconds, kit.decoding(decoding, fmt)), strict=True))
+    replies = dict(zip(live, send(backend, seconds, kit.decoding(decoding, fmt), on_response), strict=True))
     asked = dict(zip(live, seconds, strict=True))
     out = []
     for n, (first, _) in enumerate(firsts):

@@ -19,7 +19,7 @@ def ask(
     prompts: Sequence[Prompt], backend: Backend, decoding: Decoding, kit: Kit, on_response: OnResponse | None = None
 ) -> list[ProtocolAnswer]:
     out = []
-    for turn, got in ask_totals(prompts, backend, decoding, kit):
+    for turn, got in ask_totals(prompts, backend, decoding, kit, on_response):
         if turn.response.error is not None:
             prediction = error_prediction(turn.response)
         else:

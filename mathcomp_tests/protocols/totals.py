@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..backends.base import Backend
+from ..backends.base import Backend, OnResponse
 from ..scoring.reading import totals
 from ..types import Decoding, Prompt, Response
 from .base import Kit, Turn, send, style, turn_prompt, user
@@ -23,12 +23,16 @@ def totals_prompt(prompt: Prompt, kit: Kit) -> Prompt:
 
 
 def ask_totals(
-    prompts: Sequence[Prompt], backend: Backend, decoding: Decoding, kit: Kit
+    prompts: Sequence[Prompt],
+    backend: Backend,
+    decoding: Decoding,
+    kit: Kit,
+    on_response: OnResponse | None = None,
 ) -> list[tuple[Turn, totals.Totals]]:
     """Turn 1 for every prompt in one batch, and the totals read from each reply."""
     asked = [totals_prompt(p, kit) for p in prompts]
     kind = f"totals-{style(prompts[0].condition)}" if prompts else "totals-short"
-    responses = send(backend, asked, kit.decoding(decoding, kind))
+    responses = send(backend, asked, kit.decoding(decoding, kind), on_response)
     return [(Turn("totals", q, r), _read(q, r)) for q, r in zip(asked, responses, strict=True)]
 
 
