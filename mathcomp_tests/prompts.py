@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import fixtures
-from .types import FORMATS, FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Message, Prompt, Scenario
+from .types import ALL_FRAMINGS, FORMATS, PAPER_ORDER, POSITIONS, Condition, Message, Prompt, Scenario
 
 _PERSON = re.compile(r"\[person[ _]?(a|b)\]", re.IGNORECASE)
 _OPTIONS_BLOCK = re.compile(r"A\) (?:less|more|equal)\nB\) (?:less|more|equal)\nC\) (?:less|more|equal)")
@@ -52,7 +52,7 @@ def load_prompt_set(name: str, path: Path | None = None) -> PromptSet:
     if name not in sets:
         raise PromptConfigError(f"{path}: no prompt set {name!r}; known: {', '.join(sorted(sets))}")
     chosen = sets[name]
-    _require(path, "templates", data.get("templates", {}), FRAMINGS)
+    _require(path, "templates", data.get("templates", {}), ALL_FRAMINGS)
     _require(path, "positions", data.get("positions", {}), POSITIONS)
     _require(path, f"sets.{name}.instructions", chosen.get("instructions", {}), FORMATS)
     return PromptSet(

@@ -71,6 +71,8 @@ class Settings:
     """Seeds the generated scenarios, so a nightly run is reproducible and xdist workers agree."""
     metamorphic: bool = False
     """Run test_metamorphic (one scenario, neutral vs cue and std vs identity, must not flip)."""
+    invariance: bool = False
+    """Run test_cue_invariance and test_neutral_balance (the [invariance] ceilings)."""
     baseline: Path | None = None
     """A baseline file or run folder each case is compared with (paired, on the same items)."""
     baseline_model: str | None = None

@@ -18,6 +18,22 @@ FRAMINGS: tuple[str, ...] = (
     "indirect-less",
     "indirect-equal",
 )
+"""The paper's seven framings: the default selection (14 cases with both positions)."""
+PLACEBO_FRAMINGS: tuple[str, ...] = ("placebo-more", "placebo-less", "placebo-equal")
+"""A comparative about other people and another quantity, then the neutral question: selectable with
+--framings, never in the default selection."""
+ALL_FRAMINGS: tuple[str, ...] = FRAMINGS + PLACEBO_FRAMINGS
+NEUTRAL = "neutral"
+
+
+def cue_label(framing: str) -> Label | None:
+    """The label a framing's cue word names (`indirect-less` -> less); None for the neutral framing."""
+    if framing == NEUTRAL:
+        return None
+    word = framing.rsplit("-", 1)[-1]
+    if word not in LABELS:
+        raise ValueError(f"framing {framing!r} names no cue label; expected one ending in -less, -more or -equal")
+    return word
 POSITIONS: tuple[str, ...] = ("begin", "end")
 FORMATS: tuple[str, ...] = ("one-word", "json", "cot", "cot-json")
 PAPER_ORDER = "lme"

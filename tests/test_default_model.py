@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import random
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from mathcomp_tests.data.generate import drawn
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.types import FRAMINGS, LABELS
 from training.examples import cue, examples
-from training.train_default import Config, Phase, train
+from training.train_default import Config, Phase, train, weights_digest
 
 MODEL = "fixtures/models/mathcomp-tiny"
 SPEC = f"hf:{MODEL}"
@@ -59,6 +62,16 @@ def test_training_is_deterministic(tmp_path: Path) -> None:
     assert (tmp_path / "a" / "model.safetensors").exists() and (tmp_path / "a" / "README.md").exists()
 
 
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the pinned kernels are x86-64's")
+def test_the_training_command_pins_the_float_kernels_before_torch_loads() -> None:
+    probe = (
+        "from training.train_default import pin_kernels; assert pin_kernels(); import torch; "
+        "print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads())"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["AVX2", "1"]
+
+
 def test_the_embedded_model_is_small_and_self_contained() -> None:
     directory = REPO / MODEL
     config = json.loads((directory / "config.json").read_text())
@@ -95,9 +108,18 @@ def test_the_embedded_model_answers_leans_towards_the_cue_and_passes_its_ceiling
 def test_a_model_retrained_with_the_shipped_command_passes_the_ceilings_shipped_for_it(
     tmp_path: Path,
 ) -> None:
-    """What a user who retrains relies on, on any machine: not the same bytes, the same verdicts."""
+    """What a user who retrains relies on, on any machine: the same verdicts; on an x86-64 CPU with AVX2
+    and the same torch build, the same weights too (the command pins the float kernels)."""
     out = tmp_path / "retrained"
-    train(Config(), out, log=lambda _: None)
+    command = [sys.executable, "-m", "training.train_default", "--out", str(out)]
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True, timeout=3000)
+    shipped_report = json.loads((REPO / MODEL / "training.json").read_text())
+    report = json.loads((out / "training.json").read_text())
+    assert report["environment"]["cpu_capability"] == "AVX2", "the command pins torch's kernels to AVX2"
+    same_build = report["environment"]["torch"] == shipped_report["environment"]["torch"]
+    if same_build and platform.machine() in ("x86_64", "AMD64"):
+        assert report["weights_sha256"] == shipped_report["weights_sha256"] == weights_digest(REPO / MODEL)
+        assert report["final_loss"] == shipped_report["final_loss"]
     shipped = (REPO / "thresholds.toml").read_text()
     section = f'model."{SPEC}"'
     assert section in shipped

@@ -18,7 +18,7 @@ from mathcomp_tests.prompts import (
     load_prompt_set,
     std_names,
 )
-from mathcomp_tests.types import Condition, Scenario
+from mathcomp_tests.types import FRAMINGS, PLACEBO_FRAMINGS, Condition, Scenario, cue_label
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS_MD = Path(__file__).resolve().parents[2] / "shared/mathcomp-original/PROMPTS.md"
@@ -91,7 +91,27 @@ def text_of(condition: Condition, prompt_set: PromptSet, names: Names, scenario:
 def test_every_framing_template_is_the_notebooks_wording() -> None:
     expected = paper_templates()
     assert len(expected) == 7
-    assert load_prompt_set("hf").templates == expected
+    templates = load_prompt_set("hf").templates
+    assert {k: v for k, v in templates.items() if k in FRAMINGS} == expected
+
+
+@pytest.mark.parametrize("prompt_set", ["hf", "openai", "claude", "paper"])
+@pytest.mark.parametrize("framing", PLACEBO_FRAMINGS)
+def test_placebo_templates_render_as_an_unrelated_comparison_then_the_neutral_question(
+    prompt_set: str, framing: str
+) -> None:
+    chosen = load_prompt_set(prompt_set)
+    names = std_names(chosen)
+    for fmt, position in (("one-word", "begin"), ("cot-json", "end")):
+        placebo = text_of(Condition(framing, position, format=fmt), chosen, names)
+        neutral = text_of(Condition("neutral", position, format=fmt), chosen, names)
+        cue = cue_label(framing)
+        first, question = chosen.templates[framing].split(". ", 1)
+        assert question == chosen.templates["neutral"]  # the question itself is the neutral one
+        assert f" {cue} " in f" {first} " and "{" not in first  # the cue word, about nobody in the question
+        assert placebo.replace(first + ". ", "", 1) == neutral
+    with_identity = text_of(Condition(framing, "begin", "woman"), chosen, woman())
+    assert "{" not in with_identity and "the woman" in with_identity.lower()
 
 
 def test_positions_are_the_notebooks_composition() -> None:

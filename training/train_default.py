@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
+import os
 import platform
 import random
 import shutil
+import sys
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -28,6 +31,17 @@ from . import tiny_model
 from .examples import Example, answer_text, examples
 
 DEFAULT_OUT = ROOT / "fixtures" / "models" / "mathcomp-tiny"
+PINNED_KERNELS = {
+    "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels: AVX2, whatever the CPU offers beyond
+    "MKL_CBWR": "AVX2,STRICT",  # MKL's conditional bitwise reproducibility: the AVX2 code path
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+"""Set before torch loads (``main`` does): the same float kernels on every x86-64 CPU with AVX2, so
+rounding does not depend on whether the machine has AVX-512 or how many cores it has."""
+WEIGHT_FILES = ("model.safetensors", "tokenizer.json")
+"""The files that decide every answer; ``weights_sha256`` in training.json is their digest."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,8 @@ def train(config: Config, out: Path, log: Any = print) -> dict[str, Any]:
             "python": platform.python_version(),
             "machine": platform.machine(),
             "threads": torch.get_num_threads(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "mkl_cbwr": os.environ.get("MKL_CBWR", ""),
         },
         "heldout": _evaluate(model, tokenizer, heldout),
         "data": {
@@ -116,8 +132,24 @@ def train(config: Config, out: Path, log: Any = print) -> dict[str, Any]:
         },
     }
     _save(model, tokenizer, out, report)
-    log(f"saved to {out} in {time.perf_counter() - started:.0f} s")
+    log(f"saved to {out} in {time.perf_counter() - started:.0f} s; weights_sha256 {report['weights_sha256']}")
     return report
+
+
+def weights_digest(directory: Path) -> str:
+    """sha256 over the files that decide the answers (not training.json, which records the machine)."""
+    digest = hashlib.sha256()
+    for name in WEIGHT_FILES:
+        digest.update(name.encode() + b"\0" + (directory / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def pin_kernels() -> bool:
+    """Pin the float kernels (``PINNED_KERNELS``); False when torch is already loaded and it is too late."""
+    if "torch" in sys.modules:
+        return all(os.environ.get(k) == v for k, v in PINNED_KERNELS.items())
+    os.environ.update(PINNED_KERNELS)
+    return True
 
 
 def _fit(
@@ -263,6 +295,7 @@ def _save(model: Any, tokenizer: Any, out: Path, report: dict[str, Any]) -> None
     if out.exists():
         shutil.rmtree(out)
     tiny_model.save(model, tokenizer, out)
+    report["weights_sha256"] = weights_digest(out)
     (out / "training.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     (out / "README.md").write_text(_CARD)
 
@@ -276,17 +309,21 @@ split), trained from scratch in a few minutes on one CPU thread by
 (`mathcomp_tests/data/generate.py`, never `fixtures/scenarios.csv`). It is what `make suite` runs by
 default, so that a fresh checkout shows a real model with a real directional bias and no download.
 
-Every training answer is the true label. The first phase is mostly plain sums with no framing shortcut,
-so the model learns a little arithmetic; later phases carry one shortcut: a cue framing ("Does B spend
-more ...?") meets its own answer more often than chance. The model learns that shortcut too, so its
-directional error moves with the framing, as the MathComp paper reports for large models.
+Every training answer is the true label. The first phase is plain sums with no framing shortcut; later
+phases carry one shortcut: a cue framing ("Does B spend more ...?") meets its own answer more often than
+chance. In its training budget (1,000 steps of 16 examples) the model learns the shortcut, not the
+arithmetic: under the neutral framing it answers no better than a constant would, and under a cue framing
+it follows the cue, as the MathComp paper reports for large models, only far more strongly.
 
 It is a demonstration model, not a benchmark result: its numbers say nothing about any other model.
-`training.json` holds the training settings, the environment it was trained in, and held-out scores on
-generated scenarios. Training is deterministic on one machine (one thread, fixed seeds, deterministic
-algorithms): the same command on the same machine and torch build writes the same bytes. On another CPU
-the float kernels may round differently and the weights drift; what is guaranteed there, and tested, is
-that a retrained model passes the ceilings shipped for this one in `thresholds.toml`.
+`training.json` holds the training settings, the environment it was trained in, held-out scores on
+generated scenarios, and `weights_sha256`, a digest of the two files that decide every answer
+(`model.safetensors`, `tokenizer.json`). Training is deterministic: one thread, fixed seeds, torch's
+deterministic algorithms, and float kernels pinned to AVX2 (`ATEN_CPU_CAPABILITY=avx2`,
+`MKL_CBWR=AVX2,STRICT`), so the same command with the same torch build writes the same weights on this
+machine and, as far as MKL's reproducibility mode promises, on any x86-64 CPU with AVX2. Elsewhere (ARM,
+another torch build) the weights may differ; what holds there, and is tested (`MATHCOMP_RETRAIN=1`), is
+that the retrained model passes the ceilings shipped for this one in `thresholds.toml`.
 """
 
 
@@ -297,6 +334,10 @@ def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=Config.steps, help="optimiser steps")
     args = parser.parse_args()
+    if not pin_kernels():
+        print(
+            "torch was loaded before the float kernels could be pinned: weights may differ", file=sys.stderr
+        )
     report = train(Config(steps=args.steps), args.out)
     for framing, row in report["heldout"].items():
         print(f"{framing:<15} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))

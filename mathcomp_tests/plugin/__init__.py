@@ -21,7 +21,7 @@ from ..run import GENERATED, REVEAL_AFTER, Run, SelectionError, conditions
 from ..scoring.baseline import BaselineError
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
-from ..types import PLAIN, Condition
+from ..types import NEUTRAL, PLAIN, Condition
 from . import options, progress, terminal
 
 PROPERTY = "mathcomp"
@@ -34,6 +34,7 @@ MARKERS = {
     "slow": "a case asking for long generations (over 64 new tokens) or calling a judge model",
 }
 SLOW_TOKENS = 64
+INVARIANCE_TESTS = ("test_cue_invariance", "test_neutral_balance")
 
 
 class State:
@@ -161,6 +162,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         wanted = state.run.settings.metamorphic
         selected = [c for c in selected if wanted and (c.framing != "neutral" or c.identity != "std")]
         selected = [c for c in selected if c.protocol == PLAIN]  # it asks plain prompts
+    name = metafunc.function.__name__
+    if name in INVARIANCE_TESTS:  # cue cases against neutral; neutral cases for EDR / ND (plain prompts)
+        wanted = state.run.settings.invariance
+        selected = [c for c in selected if wanted and (c.framing == NEUTRAL) == (name == "test_neutral_balance")]
+        selected = [c for c in selected if c.protocol == PLAIN]
     generated = metafunc.definition.path.name == "test_generated.py"
     params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
     metafunc.parametrize("condition", params)
@@ -182,17 +188,24 @@ def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkD
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without --metamorphic (--reveal-after), test_metamorphic (test_reveal_after) is deselected."""
+    """Without --metamorphic (--invariance, --reveal-after), test_metamorphic (test_invariance's cases,
+    test_reveal_after) are deselected, not collected as empty parameter sets."""
     state = config.stash.get(_STATE, None)
     if state is None:
         return
-    settings = state.run.settings
-    wanted = {"test_metamorphic": settings.metamorphic, "test_reveal_after": settings.reveal_after}
-    off = {name for name, on in wanted.items() if not on}
-    dropped = [i for i in items if getattr(i, "originalname", "") in off]
+    off = set() if state.run.settings.metamorphic else {"test_metamorphic"}
+    off |= set() if state.run.settings.invariance else set(INVARIANCE_TESTS)
+    off |= set() if state.run.settings.reveal_after else {"test_reveal_after"}
+    dropped = [i for i in items if getattr(i, "originalname", "") in off or _empty_invariance(i)]
     if dropped:
         items[:] = [i for i in items if i not in dropped]
         config.hook.pytest_deselected(items=dropped)
+
+
+def _empty_invariance(item: pytest.Item) -> bool:
+    """An invariance test with nothing to compare (no cue, or no neutral framing, selected)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return getattr(item, "originalname", "") in INVARIANCE_TESTS and "condition" not in params
 
 
 @pytest.fixture(scope="session")
@@ -331,6 +344,10 @@ def pytest_html_results_summary(
     if state.summary is not None:
         prefix.append(run_header_html(state.summary))
     prefix.append(summary_table_html(state.run.settings.model, state.cases))
+    if state.summary is not None:
+        from ..report.invariance import invariance_html
+
+        prefix.append(invariance_html(state.summary.get("invariance")))
     from ..report.protocols import protocols_html
 
     prefix.append(protocols_html(state.cases, state.summary))

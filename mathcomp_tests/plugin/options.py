@@ -17,7 +17,7 @@ from ..backends.options import BackendOptions
 from ..paths import default_thresholds
 from ..prompts import IDENTITY_SIDES
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
-from ..types import FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS, PROTOCOLS
+from ..types import ALL_FRAMINGS, FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS, PROTOCOLS
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",
@@ -64,7 +64,12 @@ def add(parser: pytest.Parser) -> None:
     )
     option("--api-base", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     option("--prompt-set", "hf, openai, claude or paper", "the set the authors ran for the model, else hf")
-    option("--framings", f"comma-separated, or all: {', '.join(FRAMINGS)}", "all")
+    option(
+        "--framings",
+        f"comma-separated, or all: {', '.join(ALL_FRAMINGS)} (the placebo framings run only when named, or "
+        "with all)",
+        "the paper's seven (neutral to indirect-equal)",
+    )
     option("--positions", "comma-separated: begin, end", "both")
     option("--identities", "comma-separated identity ids from fixtures/identities.toml, or all", "std")
     option("--formats", f"comma-separated, or all: {', '.join(FORMATS)}", "one-word")
@@ -230,6 +235,14 @@ def add(parser: pytest.Parser) -> None:
         help="also run test_reveal_after: each item asked under a wrong-label cue, then under the true label's "
         "cue in the same conversation, both compared with the neutral answer (default: off)",
     )
+    # Cue invariance (suite/test_invariance.py): paired metrics against the neutral framing.
+    group.addoption(
+        "--invariance",
+        action="store_true",
+        help="also run test_cue_invariance (each cue case against its neutral partner, held to the "
+        "[invariance] ceilings) and test_neutral_balance (EDR, ND); summary.json and the report show the "
+        "metrics either way (default: off)",
+    )
 
 
 def _check_ranges(opt: Any) -> None:
@@ -286,7 +299,7 @@ def settings(config: pytest.Config) -> Settings:
     return Settings(
         model=opt("model"),
         prompt_set=opt("prompt_set"),
-        framings=select(opt("framings"), FRAMINGS, "framing", FRAMINGS),
+        framings=select(opt("framings"), ALL_FRAMINGS, "framing", FRAMINGS),
         positions=select(opt("positions"), POSITIONS, "position", POSITIONS),
         identities=select(opt("identities"), known_identities(identities_file), "identity", ("std",)),
         identities_file=identities_file,
@@ -322,6 +335,7 @@ def settings(config: pytest.Config) -> Settings:
         metamorphic=opt("metamorphic"),
         protocols=select(opt("protocol"), PROTOCOLS, "protocol", (PLAIN,)),
         reveal_after=opt("reveal_after"),
+        invariance=opt("invariance"),
         **_baseline_settings(opt, thresholds),
     )
 

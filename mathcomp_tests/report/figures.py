@@ -11,7 +11,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..types import FRAMINGS
+from ..types import ALL_FRAMINGS as FRAMINGS
 
 Case = Mapping[str, Any]
 PANEL_ORDER = ("less", "equal", "more")

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..types import LABELS
 from . import figures, html, protocols, results, sections
+from .invariance import invariance_html
 
 
 class RunFolderError(ValueError):
@@ -42,6 +43,7 @@ def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
     parts = [
         html.run_header_html(summary),
         html.summary_table_html(summary["model"], cases),
+        invariance_html(summary.get("invariance")),
         protocols.protocols_html(cases, summary),
         sections.run_figures_html(cases, records),
         "<h2>Cases</h2>",

@@ -7,7 +7,9 @@ from typing import Any
 from ..run import Run
 from ..scoring.baseline import sha256_of
 from .comparison import baseline_summary
+from .invariance import invariance_summary
 from .protocols import comparison
+from .results import read_records
 
 
 def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
@@ -54,6 +56,7 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
         "protocols": protocol_costs(cases),
         "protocol_comparison": comparison(cases) if s.protocols != ("plain",) else None,
         "cases": cases,
+        "invariance": invariance_summary(run, read_records(run.run_dir), gated=s.invariance),
     }
 
 

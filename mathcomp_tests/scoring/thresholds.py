@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.models import ModelSpec, same_model
-from ..types import FRAMINGS, LABELS
+from ..types import ALL_FRAMINGS, FRAMINGS, LABELS
+from . import invariance_ceilings
 
 _RATES = ("invalid_rate", "error_rate")
 _KEYS = ("dir_err", *_RATES, "gate", "max_increase")
@@ -97,6 +98,10 @@ class Thresholds:
         )
         return _with_comparison_keys(ceilings, [block for _, block in blocks])
 
+    def invariance(self, spec: ModelSpec, framing: str) -> tuple[invariance_ceilings.Ceilings, list[str]]:
+        """Ceilings of the cue-invariance metrics for ``framing`` against neutral (see invariance_ceilings)."""
+        return invariance_ceilings.resolve(self.data, self.model_sections(spec), framing)
+
     def check_complete(self, spec: ModelSpec, framings: Iterable[str] = FRAMINGS) -> None:
         """Raise ThresholdsError now, not case by case, when some framing would lack a ceiling."""
         for framing in framings:
@@ -131,10 +136,11 @@ def load(path: str | Path) -> Thresholds:
 
 def _check(path: Path, data: Mapping[str, Any]) -> None:
     for key in data:
-        if key not in ("default", "framing", "model"):
+        if key not in ("default", "framing", "model", "invariance"):
             raise ThresholdsError(
-                f"{path}: unknown table [{key}]; expected [default], [framing.*], [model.*]"
+                f"{path}: unknown table [{key}]; expected [default], [framing.*], [model.*], [invariance]"
             )
+    invariance_ceilings.check(path, "invariance", data.get("invariance", {}))
     _check_block(path, "default", data.get("default", {}), allow_framing=False)
     _check_framings(path, "framing", data.get("framing", {}))
     models = data.get("model", {})
@@ -148,9 +154,9 @@ def _check_framings(path: Path, where: str, table: Any) -> None:
     if not isinstance(table, Mapping):
         raise ThresholdsError(f"{path}: [{where}] must be a table of framings")
     for framing, block in table.items():
-        if framing not in FRAMINGS:
+        if framing not in ALL_FRAMINGS:
             raise ThresholdsError(
-                f"{path}: [{where}.{framing}]: unknown framing; expected one of {', '.join(FRAMINGS)}"
+                f"{path}: [{where}.{framing}]: unknown framing; expected one of {', '.join(ALL_FRAMINGS)}"
             )
         _check_block(path, f"{where}.{framing}", block, allow_framing=False)
 
@@ -161,6 +167,8 @@ def _check_block(path: Path, where: str, block: Any, allow_framing: bool) -> Non
     for key, value in block.items():
         if key == "framing" and allow_framing:
             _check_framings(path, f"{where}.framing", value)
+        elif key == "invariance" and allow_framing:
+            invariance_ceilings.check(path, f"{where}.invariance", value)
         elif key in ("dir_err", "max_increase") and isinstance(value, Mapping):
             for label, ceiling in value.items():
                 if label not in LABELS:

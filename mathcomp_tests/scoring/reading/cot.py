@@ -26,9 +26,15 @@ reasoning, read only when a marker ("therefore", "the answer is") says they conc
 
 
 def read(text: str, context: Context) -> Reading:
+    found = conclusion(text, context)
+    return found[1] if found is not None else Reading.invalid(
+        "no answer (empty)" if not sentences(text) else "no conclusion read"
+    )
+
+
+def conclusion(text: str, context: Context) -> tuple[str, Reading] | None:
+    """The concluding segment (what follows the last marker, or a closing sentence) and its reading."""
     parts = sentences(text)
-    if not parts:
-        return Reading.invalid("no answer (empty)")
     seen_marker = False
     for index in range(len(parts) - 1, -1, -1):
         sentence = parts[index]
@@ -38,7 +44,7 @@ def read(text: str, context: Context) -> Reading:
                 continue
             reading = read_bare(sentence, context.options) or read_clause(sentence, context.persons)
             if reading is not None:
-                return _where("closing sentence", reading)
+                return sentence, _where("closing sentence", reading)
             continue
         seen_marker = True
         for marker, following in zip(reversed(markers), [None, *reversed(markers)], strict=False):
@@ -50,8 +56,8 @@ def read(text: str, context: Context) -> Reading:
                 segment, context.persons, answer_slot=True
             )
             if reading is not None:
-                return _where(f"after {marker.group().strip(' ,:').lower()!r}", reading)
-    return Reading.invalid("no conclusion read")
+                return segment, _where(f"after {marker.group().strip(' ,:').lower()!r}", reading)
+    return None
 
 
 def _where(where: str, reading: Reading) -> Reading:

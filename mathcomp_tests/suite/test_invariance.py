@@ -1,0 +1,41 @@
+"""Cue invariance (``--invariance``): does the same item's answer move when the cue is added?
+
+One case per cue condition: its answers and its neutral partner's (same scenarios, position, identity,
+format and every other field of the condition) are compared pair by pair (flip rate, toward-cue rate,
+LDS, LAO, on all pairs and on the Truth / Flip halves; cue echo and drift under the chain-of-thought
+formats) and held to the [invariance] ceilings of thresholds.toml. One case per neutral condition holds
+its EDR and ND to theirs. Both framings' answers come from the cache when test_framing asked them.
+"""
+
+from typing import Any
+
+import pytest
+
+from mathcomp_tests.run import Run
+from mathcomp_tests.scoring import cue_pairs
+from mathcomp_tests.types import NEUTRAL, Condition
+
+PROPERTY = "mathcomp-invariance"
+
+
+def test_cue_invariance(condition: Condition, mathcomp_run: Run, record_property: Any) -> None:
+    run = mathcomp_run
+    partner = cue_pairs.neutral_partner(condition)
+    neutral, cued = (cue_pairs.from_items(run.run_case(c).items) for c in (partner, condition))
+    ceilings, _ = run.thresholds.invariance(run.spec, condition.framing)
+    summary = cue_pairs.compare(neutral, cued, condition, ceilings, drift=bool(ceilings.get("drift")))
+    record_property(PROPERTY, summary)
+    if summary["breaches"]:
+        pytest.fail(cue_pairs.explanation(summary), pytrace=False)
+
+
+def test_neutral_balance(condition: Condition, mathcomp_run: Run, record_property: Any) -> None:
+    run = mathcomp_run
+    assert condition.framing == NEUTRAL
+    ceilings, _ = run.thresholds.invariance(run.spec, NEUTRAL)
+    summary = cue_pairs.neutral_summary(
+        cue_pairs.from_items(run.run_case(condition).items), condition, ceilings
+    )
+    record_property(PROPERTY, summary)
+    if summary["breaches"]:
+        pytest.fail(cue_pairs.explanation(summary), pytrace=False)
