@@ -111,11 +111,21 @@ def std_names(prompt_set: PromptSet) -> Names:
     return Names(a, a, a, b, b, b)
 
 
-def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names: Names) -> Prompt:
-    """The one user message for ``scenario`` under ``condition``."""
+@dataclass(frozen=True)
+class Parts:
+    """The pieces a prompt is laid out from: the framed question, the persons' text, the instructions."""
+
+    question: str
+    context: str
+    instructions: str
+    quantity: str
+    """The studied quantity as the question words it (``effort`` for counts)."""
+
+
+def parts(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names: Names) -> Parts:
+    """The question under ``condition``'s framing, the context with the persons named, the instructions."""
     try:
         template = prompt_set.templates[condition.framing]
-        layout = prompt_set.positions[condition.position]
         instructions = prompt_set.instructions[condition.format]
     except KeyError as exc:
         raise PromptConfigError(f"prompt set {prompt_set.name!r} has no {exc.args[0]!r}") from exc
@@ -124,14 +134,21 @@ def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names
             instructions, condition.options, f"{prompt_set.name}.{condition.format}"
         )
     context = _fill_persons(f"{scenario.text_a} {scenario.text_b}", names)
+    quantity = prompt_set.quantity_words.get(scenario.quantity, scenario.quantity)
     question = template.format(
-        person_a=names.a_question,
-        person_b=names.b_question,
-        studied_quantity=prompt_set.quantity_words.get(scenario.quantity, scenario.quantity),
-        task=scenario.task,
+        person_a=names.a_question, person_b=names.b_question, studied_quantity=quantity, task=scenario.task
     )
-    question = _capitalise_start(question)
-    text = layout.format(question=question, context=context, instructions=instructions)
+    return Parts(_capitalise_start(question), context, instructions, quantity)
+
+
+def build(scenario: Scenario, condition: Condition, prompt_set: PromptSet, names: Names) -> Prompt:
+    """The one user message for ``scenario`` under ``condition``."""
+    try:
+        layout = prompt_set.positions[condition.position]
+    except KeyError as exc:
+        raise PromptConfigError(f"prompt set {prompt_set.name!r} has no {exc.args[0]!r}") from exc
+    got = parts(scenario, condition, prompt_set, names)
+    text = layout.format(question=got.question, context=got.context, instructions=got.instructions)
     return Prompt(
         scenario, condition, (Message("user", text),), prompt_set.name, names.a_question, names.b_question
     )

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import prompts
 from .backends import Backend, BackendOptions, create, models
 from .backends.base import OnResponse
+from .protocols import Kit, load_texts
 from .report.records import item_record
 from .report.results import ResultsWriter
 from .scoring import judge, thresholds
 from .scoring.case import CaseResult, run_case
 from .scoring.comparator import Comparator
-from .types import FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Decoding, Prompt, Scenario
+from .types import FRAMINGS, PAPER_ORDER, PLAIN, POSITIONS, Condition, Decoding, Prompt, Scenario
 
 # The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
 """The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
 GENERATED = "generated"
+REVEAL_AFTER = "reveal-after"
+"""The run folder's subfolder for test_reveal_after's results.jsonl."""
 """The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
 DEFAULT_MAX_NEW_TOKENS = {"one-word": 8, "json": 24, "cot": 512, "cot-json": 512}
 
@@ -81,6 +84,10 @@ class Settings:
     """Holm-correct the baseline tests across the run's cases and labels."""
     identities_file: Path | None = None
     """Identity markers to use instead of the bundled identities.toml."""
+    protocols: tuple[str, ...] = (PLAIN,)
+    """Mitigation protocols each case is asked under (mathcomp_tests/protocols); plain is today's prompt."""
+    reveal_after: bool = False
+    """Run test_reveal_after (Flip cue, then the Truth cue in the same conversation, against neutral)."""
 
 
 def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -101,15 +108,16 @@ def known_identities(path: Path | None = None) -> tuple[str, ...]:
 
 
 def conditions(settings: Settings) -> list[Condition]:
-    """The selected matrix, in a stable order: framing, position, identity, format, option order."""
+    """The selected matrix, in a stable order: framing, position, identity, format, option order, protocol."""
     return [
-        Condition(framing, position, identity, fmt, order, side)
+        Condition(framing, position, identity, fmt, order, side, protocol)
         for framing in settings.framings
         for position in settings.positions
         for identity in settings.identities
         for side in (("b",) if identity == "std" else settings.identity_on)
         for fmt in settings.formats
         for order in settings.option_orders
+        for protocol in settings.protocols
     ]
 
 
@@ -139,11 +147,13 @@ class Run:
             )
         self.judge_template = judge.load_template() if settings.judge_model else None
         self.comparator = Comparator.create(self)
+        self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
         self._backend: CachedBackend | None = None
         self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
         self._generated: list[Scenario] | None = None
         self._generated_writer: ResultsWriter | None = None
+        self._reveal_writer: ResultsWriter | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -176,13 +186,26 @@ class Run:
             self._judge = judge.Judge(self._cached(inner), self.judge_template)
         return self._judge
 
-    def prompts_for(self, condition: Condition, scenarios: list[Scenario] | None = None) -> list[Prompt]:
+    def names_for(self, condition: Condition) -> prompts.Names:
         if condition.identity == "std":
-            names = prompts.std_names(self.prompt_set)
-        else:
-            names = self.identities[condition.identity_on][condition.identity]
+            return prompts.std_names(self.prompt_set)
+        return self.identities[condition.identity_on][condition.identity]
+
+    def prompts_for(self, condition: Condition, scenarios: list[Scenario] | None = None) -> list[Prompt]:
+        names = self.names_for(condition)
         chosen = self.scenarios if scenarios is None else scenarios
         return [prompts.build(s, condition, self.prompt_set, names) for s in chosen]
+
+    @property
+    def kit(self) -> Kit:
+        """What the protocols lay their turns out with (see mathcomp_tests/protocols)."""
+        return Kit(
+            self.prompt_set,
+            self.names_for,
+            self.protocol_texts or load_texts(),
+            self.settings.max_new_tokens,
+            lambda fmt: DEFAULT_MAX_NEW_TOKENS[fmt],
+        )
 
     @property
     def generated(self) -> list[Scenario]:
@@ -203,6 +226,34 @@ class Run:
             item_record(i, self.run_id, result.model, result.revision) for i in result.items
         )
         return result
+
+    def reveal_after_conditions(self) -> list[Condition]:
+        """One neutral plain condition per selected position x identity x format x option order."""
+        return list(dict.fromkeys(replace(c, framing="neutral", protocol=PLAIN) for c in conditions(self.settings)))
+
+    def run_reveal_after(self, condition: Condition) -> dict[str, Any]:
+        """Reveal-After on every scenario under ``condition``'s position, identity and format: the shares
+        of protocols/reveal_after.summarise, and the breaches of the neutral framing's invalid and error
+        ceilings (an item counts as unread when any of its three answers was)."""
+        from .protocols import reveal_after
+
+        case = "reveal-after-" + condition.id.removeprefix("neutral-")
+        got = reveal_after.ask(self.prompts_for(condition), self.backend, self.decoding(condition), self.kit)
+        if self._reveal_writer is None:
+            self._reveal_writer = ResultsWriter(self.run_dir / REVEAL_AFTER, self.worker)
+        self._reveal_writer.write(reveal_after.record(a, case, self.run_id) for a in got)
+        summary = reveal_after.summarise(got)
+        ceilings = self.thresholds.for_case(self.spec, condition.framing)
+        n = max(len(got), 1)
+        breaches = [
+            name
+            for name, share, ceiling in (
+                ("invalid_rate", (int(summary["unread"]) - int(summary["errors"])) / n, ceilings.invalid_rate),
+                ("error_rate", int(summary["errors"]) / n, self.settings.max_error_rate or ceilings.error_rate),
+            )
+            if share > ceiling
+        ]
+        return {"case": case, **summary, "breaches": breaches}
 
     def decoding(self, condition: Condition) -> Decoding:
         tokens = self.settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[condition.format]
@@ -225,8 +276,10 @@ class Run:
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
-        judged = self.judge if condition.format in judge.JUDGED_FORMATS else None
-        return run_case(asked, self.backend, self.decodings(condition), ceilings, judged, on_response)
+        reads_cot = condition.format in judge.JUDGED_FORMATS or condition.protocol == "cot"
+        judged = self.judge if reads_cot else None
+        kit = self.kit if condition.protocol != PLAIN else None
+        return run_case(asked, self.backend, self.decodings(condition), ceilings, judged, on_response, kit)
 
     def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         prompts_ = self.prompts_for(condition)
@@ -248,7 +301,7 @@ class Run:
             self._judge = None
         if self.comparator is not None:
             self.comparator.close()
-        for writer in (self._writer, self._generated_writer):
+        for writer in (self._writer, self._generated_writer, self._reveal_writer):
             if writer is not None:
                 writer.close()
-        self._writer = self._generated_writer = None
+        self._writer = self._generated_writer = self._reveal_writer = None

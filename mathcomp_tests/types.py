@@ -39,6 +39,9 @@ FORMATS: tuple[str, ...] = ("one-word", "json", "cot", "cot-json")
 PAPER_ORDER = "lme"
 """Option orders are written by the labels' initials: `lme` is the paper's A) less B) more C) equal."""
 OPTION_ORDERS: tuple[str, ...] = ("lme", "lem", "mle", "mel", "elm", "eml")
+PLAIN = "plain"
+"""The default protocol: the prompt as the authors ran it, one request (see mathcomp_tests/protocols)."""
+PROTOCOLS: tuple[str, ...] = ("plain", "cot", "evidence-lock", "dual-direction", "canonicalize", "symbolic")
 
 Status = Literal["ok", "invalid", "error"]
 
@@ -73,12 +76,15 @@ class Condition:
     """The order of the lettered options (see OPTION_ORDERS); only a non-paper order shows in the id."""
     identity_on: str = "b"
     """Who carries the identity marker: b (the paper), a, or both; only a or both shows in the id."""
+    protocol: str = PLAIN
+    """How the model is asked (PROTOCOLS); only a protocol other than plain shows in the id."""
 
     @property
     def id(self) -> str:
         who = self.identity if self.identity_on == "b" else f"{self.identity}-on-{self.identity_on}"
         base = f"{self.framing}-{self.position}-{who}-{self.format}"
-        return base if self.options == PAPER_ORDER else f"{base}-options-{self.options}"
+        base = base if self.options == PAPER_ORDER else f"{base}-options-{self.options}"
+        return base if self.protocol == PLAIN else f"{base}-protocol-{self.protocol}"
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,10 @@ class Prompt:
     person_a: str = "Person A"
     """How the question names Person A ("PERSON_A", "a person"): answers are read against these names."""
     person_b: str = "Person B"
+    asks: str = "label"
+    """What the last message asks for: `label` (the comparison, in the condition's format), `totals`
+    (each person's total), `yes-no:more` / `yes-no:less` (one direction) or `rewrite` (a neutral question).
+    A protocol's turns say it, so that a backend that answers from the scenario (symbolic) can serve them."""
 
     @property
     def text(self) -> str:

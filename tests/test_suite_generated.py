@@ -24,8 +24,8 @@ def test_generated_cases_are_named_like_the_framing_cases() -> None:
         cwd=REPO, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "mathcomp_tests/suite/test_generated.py::test_generated[direct-more-end-std-one-word]" in out
-    assert "test_metamorphic" not in out and "test_cue_invariance" not in out
-    assert "3 deselected" in out  # test_metamorphic, test_cue_invariance, test_neutral_balance
+    assert "test_metamorphic" not in out and "test_cue_invariance" not in out and "test_reveal_after" not in out
+    assert "4 deselected" in out  # test_metamorphic, test_cue_invariance, test_neutral_balance, test_reveal_after
 
 
 def test_workers_agree_on_the_seeded_scenarios_and_a_rerun_is_served_by_the_cache(tmp_path: Path) -> None:

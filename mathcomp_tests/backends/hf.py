@@ -104,13 +104,14 @@ class HFBackend:
     def render(self, prompt: Prompt) -> str:
         """The exact text the model reads: the chat template applied, generation prompt added."""
         if not self._has_template():
-            return prompt.text
+            return "\n\n".join(m.content for m in prompt.messages)  # a protocol's turns as one transcript
         messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
         return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
     def scores_labels(self, prompt: Prompt) -> bool:
         """True when this prompt is answered by label log-probabilities rather than by generation."""
-        return self.scoring == "logprob" and prompt.condition.format in ANSWER_PREFIX
+        asks_label = prompt.asks == "label"  # a protocol's totals, yes/no or rewrite turn is generated
+        return self.scoring == "logprob" and asks_label and prompt.condition.format in ANSWER_PREFIX
 
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None

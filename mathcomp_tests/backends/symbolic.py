@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from fractions import Fraction
 
 from ..data.equations import compare, show
 from ..types import Decoding, Prompt, Response
@@ -44,6 +45,8 @@ class SymbolicBackend:
         total_a, total_b = s.total_a, s.total_b  # evaluated exactly once, when the dataset was loaded
         label = compare(total_a, total_b)
         reasoning = f"Person A: {s.expr_a} = {show(total_a)}. Person B: {s.expr_b} = {show(total_b)}."
+        if prompt.asks != "label":
+            return _turn_answer(prompt, label)
         fmt = prompt.condition.format
         if fmt == "json":
             return json.dumps({"answer": label})
@@ -52,3 +55,24 @@ class SymbolicBackend:
         if fmt == "cot":
             return f"{reasoning}\nThe answer is {label}."
         return label
+
+
+REWRITE_REPLY = "(no rewrite: the symbolic backend answers from the scenario's equations, not from words)"
+"""The symbolic backend's reply to a rewrite turn: canonicalize then falls back to the neutral question."""
+
+
+def _turn_answer(prompt: Prompt, label: str) -> str:
+    """A protocol's extra turn (Prompt.asks): the exact totals, yes or no for one direction, no rewrite."""
+    s = prompt.scenario
+    if prompt.asks == "totals":
+        return f"{prompt.person_a}: {_plain(s.total_a)}\n{prompt.person_b}: {_plain(s.total_b)}"
+    if prompt.asks.startswith("yes-no:"):
+        return "yes" if prompt.asks.split(":", 1)[1] == label else "no"
+    if prompt.asks == "rewrite":
+        return REWRITE_REPLY
+    raise ValueError(f"the symbolic backend cannot answer a turn that asks for {prompt.asks!r}")
+
+
+def _plain(value: Fraction) -> str:
+    """An exact total the totals reader reads back exactly: an integer or p/q."""
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"

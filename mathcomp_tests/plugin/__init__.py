@@ -17,14 +17,15 @@ from ..prompts import PromptConfigError
 from ..pytest_plugin import SUITE_DIR, selects_suite
 from ..report import records, results
 from ..report.summary import run_summary
-from ..run import GENERATED, Run, SelectionError, conditions
+from ..run import GENERATED, REVEAL_AFTER, Run, SelectionError, conditions
 from ..scoring.baseline import BaselineError
 from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
-from ..types import NEUTRAL, Condition
+from ..types import NEUTRAL, PLAIN, Condition
 from . import options, progress, terminal
 
 PROPERTY = "mathcomp"
+REVEAL_PROPERTY = "mathcomp-reveal-after"
 _STATE = pytest.StashKey["State"]()
 MARKERS = {
     "cot": "a chain-of-thought case (formats cot, cot-json): long generations; -m 'not cot' is the quick gate",
@@ -46,6 +47,7 @@ class State:
         self.summary: dict[str, Any] | None = None
         self.notes: list[str] = []
         self.conditions = {c.id: c for c in conditions(run.settings)}
+        self.reveal_after: dict[str, dict[str, Any]] = {}
 
     @property
     def cases(self) -> list[dict[str, Any]]:
@@ -53,6 +55,9 @@ class State:
         return sorted(self.by_case.values(), key=lambda c: order.get(c["case"], len(order)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in getattr(report, "user_properties", []):
+            if name == REVEAL_PROPERTY and report.when == "call":
+                self.reveal_after[value["case"]] = dict(value)
         summary = _case_summary(report)
         if summary is not None and report.when == "call":
             self.by_case[summary["case"]] = summary
@@ -151,13 +156,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
     selected = conditions(state.run.settings)
+    if metafunc.function.__name__ == "test_reveal_after":
+        selected = state.run.reveal_after_conditions() if state.run.settings.reveal_after else []
     if metafunc.function.__name__ == "test_metamorphic":  # pairs with neutral/std: cue or identity only
         wanted = state.run.settings.metamorphic
         selected = [c for c in selected if wanted and (c.framing != "neutral" or c.identity != "std")]
+        selected = [c for c in selected if c.protocol == PLAIN]  # it asks plain prompts
     name = metafunc.function.__name__
-    if name in INVARIANCE_TESTS:  # cue cases against neutral; neutral cases for EDR / ND
+    if name in INVARIANCE_TESTS:  # cue cases against neutral; neutral cases for EDR / ND (plain prompts)
         wanted = state.run.settings.invariance
         selected = [c for c in selected if wanted and (c.framing == NEUTRAL) == (name == "test_neutral_balance")]
+        selected = [c for c in selected if c.protocol == PLAIN]
     generated = metafunc.definition.path.name == "test_generated.py"
     params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
     metafunc.parametrize("condition", params)
@@ -166,26 +175,27 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkDecorator]:
     """The markers a case carries, so that `-m` selects parts of the matrix."""
     marks = []
-    if condition.format in ("cot", "cot-json"):
+    if condition.format in ("cot", "cot-json") or condition.protocol == "cot":
         marks.append(pytest.mark.cot)
     if condition.identity != "std":
         marks.append(pytest.mark.identity)
     if generated:
         marks.append(pytest.mark.generated)
     judged = run.judge_spec is not None and condition.format in ("cot", "cot-json")
-    if run.decoding(condition).max_new_tokens > SLOW_TOKENS or judged:
+    if run.decoding(condition).max_new_tokens > SLOW_TOKENS or judged or condition.protocol == "cot":
         marks.append(pytest.mark.slow)
     return marks
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without --metamorphic (--invariance), test_metamorphic (test_invariance's cases) are deselected,
-    not collected as empty parameter sets."""
+    """Without --metamorphic (--invariance, --reveal-after), test_metamorphic (test_invariance's cases,
+    test_reveal_after) are deselected, not collected as empty parameter sets."""
     state = config.stash.get(_STATE, None)
     if state is None:
         return
     off = set() if state.run.settings.metamorphic else {"test_metamorphic"}
     off |= set() if state.run.settings.invariance else set(INVARIANCE_TESTS)
+    off |= set() if state.run.settings.reveal_after else {"test_reveal_after"}
     dropped = [i for i in items if getattr(i, "originalname", "") in off or _empty_invariance(i)]
     if dropped:
         items[:] = [i for i in items if i not in dropped]
@@ -227,6 +237,14 @@ def generated_result(condition: Condition, mathcomp_run: Run, record_property: A
     """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
     result = mathcomp_run.run_generated_case(condition)
     record_property("mathcomp-generated", records.case_summary(result))
+    return result
+
+
+@pytest.fixture
+def reveal_after_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> dict[str, Any]:
+    """Reveal-After under ``condition``'s position, identity and format (protocols/reveal_after.py)."""
+    result = mathcomp_run.run_reveal_after(condition)
+    record_property(REVEAL_PROPERTY, result)
     return result
 
 
@@ -274,9 +292,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = state.run
     run.close()
     results.merge_parts(run.run_dir, records.record_key)
-    if (run.run_dir / GENERATED).is_dir():
-        results.merge_parts(run.run_dir / GENERATED, records.record_key)
+    for sub in (GENERATED, REVEAL_AFTER):
+        if (run.run_dir / sub).is_dir():
+            results.merge_parts(run.run_dir / sub, records.record_key)
     state.summary = run_summary(run, state.cases)
+    state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
     if run.settings.update_baseline is not None and state.cases:
@@ -328,4 +348,7 @@ def pytest_html_results_summary(
         from ..report.invariance import invariance_html
 
         prefix.append(invariance_html(state.summary.get("invariance")))
+    from ..report.protocols import protocols_html
+
+    prefix.append(protocols_html(state.cases, state.summary))
     postfix.append(run_figures_html(state.cases, read_records(state.run.run_dir)))

@@ -17,7 +17,7 @@ from ..backends.options import BackendOptions
 from ..paths import default_thresholds
 from ..prompts import IDENTITY_SIDES
 from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
-from ..types import ALL_FRAMINGS, FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, POSITIONS
+from ..types import ALL_FRAMINGS, FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS, PROTOCOLS
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",
@@ -220,6 +220,21 @@ def add(parser: pytest.Parser) -> None:
         help="also run test_metamorphic: one scenario must get the same answer under neutral and cue framing, "
         "std and identity (failures shrink; the example database lives under --cache-dir) (default: off)",
     )
+    # Mitigation protocols (mathcomp_tests/protocols): every selected case runs under each.
+    option(
+        "--protocol",
+        "how each case is asked, comma-separated, or all: plain (the prompt as is), cot (its chain-of-thought "
+        "format), evidence-lock (totals first, then the question), dual-direction (more? and less?, "
+        "reconciled), canonicalize (the question rewritten neutrally first), symbolic (totals, compared by "
+        "sympy); a protocol other than plain shows in the case id",
+        "plain",
+    )
+    group.addoption(
+        "--reveal-after",
+        action="store_true",
+        help="also run test_reveal_after: each item asked under a wrong-label cue, then under the true label's "
+        "cue in the same conversation, both compared with the neutral answer (default: off)",
+    )
     # Cue invariance (suite/test_invariance.py): paired metrics against the neutral framing.
     group.addoption(
         "--invariance",
@@ -318,6 +333,8 @@ def settings(config: pytest.Config) -> Settings:
         generated=opt("generated"),
         hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
         metamorphic=opt("metamorphic"),
+        protocols=select(opt("protocol"), PROTOCOLS, "protocol", (PLAIN,)),
+        reveal_after=opt("reveal_after"),
         invariance=opt("invariance"),
         **_baseline_settings(opt, thresholds),
     )

@@ -15,20 +15,21 @@ def _pct(value: float | None) -> str:
 def write_table(tr: Any, model: str, cases: Sequence[dict[str, Any]], run_dir: object) -> None:
     """One row per case: DirErr per label, accuracy, invalid and error shares, and the verdict."""
     tr.write_sep("=", f"MathComp directional error: {model}")
+    w = max([40, *(len(c["case"]) for c in cases)])  # protocol case ids run longer than the default 40
     tr.write_line(
-        f"{'case':<40} {'less':>7} {'more':>7} {'equal':>7} {'acc':>7} {'invalid':>8} {'errors':>7}"
+        f"{'case':<{w}} {'less':>7} {'more':>7} {'equal':>7} {'acc':>7} {'invalid':>8} {'errors':>7}"
     )
     for case in cases:
         sc = case["scores"]
         if sc is None:
-            tr.write_line(f"{case['case']:<40} ERROR: {case['error'][:200]}")
+            tr.write_line(f"{case['case']:<{w}} ERROR: {case['error'][:200]}")
             continue
         cells = " ".join(f"{_pct(sc['dir_err'][y]):>7}" for y in LABELS)
         rates = f"{_pct(sc['accuracy']):>7} {_pct(sc['invalid_rate']):>8} {_pct(sc['error_rate']):>7}"
         flag = "" if case["passed"] else "  FAIL"
         if (case.get("baseline") or {}).get("status") == "no baseline":
             flag += "  no baseline"
-        tr.write_line(f"{case['case']:<40} {cells} {rates}{flag}")
+        tr.write_line(f"{case['case']:<{w}} {cells} {rates}{flag}")
     for note in chance_notes(cases):
         tr.write_line(note)
     tr.write_line(f"run folder: {run_dir}")

@@ -6,6 +6,7 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
+from ..protocols import Turn
 from ..scoring.case import CaseResult, Item
 from ..scoring.verdict import PROMPT_TAIL
 from ..types import LABELS, Condition
@@ -24,6 +25,7 @@ def condition_fields(c: Condition) -> dict[str, Any]:
         "identity_on": c.identity_on,
         "format": c.format,
         "options": c.options,
+        "protocol": c.protocol,
     }
 
 
@@ -49,22 +51,62 @@ def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str,
         "error": item.response.error,
         "cached": item.response.cached,
         "sample": item.sample,
-        "input_tokens": item.response.input_tokens,
-        "output_tokens": item.response.output_tokens,
-        "probs": item.response.meta.get("probs"),
-        "cost": item.response.meta.get("cost"),
+        "input_tokens": _tokens(item, "input_tokens"),
+        "output_tokens": _tokens(item, "output_tokens"),
+        "probs": None if item.turns else item.response.meta.get("probs"),
+        "cost": item.response.meta.get("cost") if not item.turns else _turn_cost(item),
+        **({"turns": [_turn(t) for t in item.turns], "note": item.note} if item.turns else {}),
+    }
+
+
+def _tokens(item: Item, which: str) -> int | None:
+    """Tokens of an item summed over every request it took (None when no backend reported any)."""
+    counts = [getattr(r, which) for r in item.requests]
+    known = [c for c in counts if c is not None]
+    return sum(known) if known else None
+
+
+def _turn_cost(item: Item) -> float | None:
+    costs = [r.meta.get("cost") for r in item.requests]
+    known = [float(c) for c in costs if isinstance(c, (int, float))]
+    return sum(known) if known else None
+
+
+def _turn(turn: Turn) -> dict[str, Any]:
+    """One request of a protocol: what it asked (every message) and what came back."""
+    r = turn.response
+    return {
+        "turn": turn.name,
+        "messages": [{"role": m.role, "content": m.content} for m in turn.prompt.messages],
+        "raw": r.text,
+        "error": r.error,
+        "cached": r.cached,
+        "input_tokens": r.input_tokens,
+        "output_tokens": r.output_tokens,
     }
 
 
 def usage(result: CaseResult) -> dict[str, float | int | None]:
     """Tokens in and out over a case's items, and cost where the provider's price is known."""
-    costs = [i.response.meta.get("cost") for i in result.items]
+    responses = [r for i in result.items for r in i.requests]
+    costs = [r.meta.get("cost") for r in responses]
     known = [float(c) for c in costs if isinstance(c, (int, float))]
     return {
-        "input_tokens": sum(i.response.input_tokens or 0 for i in result.items),
-        "output_tokens": sum(i.response.output_tokens or 0 for i in result.items),
+        "input_tokens": sum(r.input_tokens or 0 for r in responses),
+        "output_tokens": sum(r.output_tokens or 0 for r in responses),
         "cost_usd": sum(known) if known else None,
+        "requests": len(responses),
     }
+
+
+def protocol_notes(result: CaseResult) -> dict[str, int]:
+    """How often the protocol noted something (`disagree`, `rewrite rejected`), by kind."""
+    counts: dict[str, int] = {}
+    for item in result.items:
+        if item.note:
+            kind = item.note.split(":", 1)[0]
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def decided(result: CaseResult) -> dict[str, int]:
@@ -113,6 +155,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "sent": result.sent,
         "judge_sent": result.judge_sent,
         "usage": usage(result),
+        "protocol_notes": protocol_notes(result),
         "decided": decided(result),
         "samples": sample_spread(result),
         "baseline": _baseline(result),
@@ -152,7 +195,7 @@ def errored_case(condition: Condition, error: str) -> dict[str, Any]:
         "ceilings": None,
         "sent": 0,
         "judge_sent": 0,
-        "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": None},
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": None, "requests": 0},
         "examples": [],
     }
 

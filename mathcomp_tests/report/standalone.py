@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import LABELS
-from . import figures, html, results, sections
+from . import figures, html, protocols, results, sections
 from .invariance import invariance_html
 
 
@@ -44,6 +44,7 @@ def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
         html.run_header_html(summary),
         html.summary_table_html(summary["model"], cases),
         invariance_html(summary.get("invariance")),
+        protocols.protocols_html(cases, summary),
         sections.run_figures_html(cases, records),
         "<h2>Cases</h2>",
     ]

@@ -8,6 +8,7 @@ from ..run import Run
 from ..scoring.baseline import sha256_of
 from .comparison import baseline_summary
 from .invariance import invariance_summary
+from .protocols import comparison
 from .results import read_records
 
 
@@ -39,6 +40,7 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
             "positions": s.positions,
             "identities": s.identities,
             "formats": s.formats,
+            "protocols": s.protocols,
         },
         "cases_run": len(cases),
         "cases_failed": sum(not c["passed"] and c["error"] is None for c in cases),
@@ -51,6 +53,33 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
             if any(c["usage"]["cost_usd"] is not None for c in cases)
             else None,
         },
+        "protocols": protocol_costs(cases),
+        "protocol_comparison": comparison(cases) if s.protocols != ("plain",) else None,
         "cases": cases,
         "invariance": invariance_summary(run, read_records(run.run_dir), gated=s.invariance),
     }
+
+
+def protocol_costs(cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per protocol: cases, items, requests and tokens in and out, in all and per item."""
+    out: dict[str, dict[str, Any]] = {}
+    for case in cases:
+        if case["scores"] is None:
+            continue
+        name = case.get("protocol", "plain")
+        entry = out.setdefault(
+            name, {"cases": 0, "items": 0, "requests": 0, "input_tokens": 0, "output_tokens": 0, "notes": {}}
+        )
+        usage = case["usage"]
+        entry["cases"] += 1
+        entry["items"] += int(case["scores"]["n"])
+        entry["requests"] += int(usage.get("requests", 0))
+        entry["input_tokens"] += int(usage["input_tokens"])
+        entry["output_tokens"] += int(usage["output_tokens"])
+        for kind, count in (case.get("protocol_notes") or {}).items():
+            entry["notes"][kind] = entry["notes"].get(kind, 0) + count
+    for entry in out.values():
+        items = entry["items"] or 1
+        for key in ("requests", "input_tokens", "output_tokens"):
+            entry[f"{key}_per_item"] = entry[key] / items
+    return out

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..backends.base import Backend, OnResponse
-from ..types import Condition, Decoding, Prediction, Prompt, Response
+from ..protocols import ASK, Kit, ProtocolAnswer, Turn
+from ..types import PLAIN, Condition, Decoding, Prediction, Prompt, Response
 from . import answers, metrics, verdict
 from .judge import JUDGE, JUDGED_FORMATS, Judge
 from .paired import Comparison
@@ -22,6 +23,17 @@ class Item:
     """The judge's reply, when the rules declined this answer and a judge was asked."""
     sample: int = 0
     """Which of the case's samples (--samples) this answer is."""
+    turns: tuple[Turn, ...] = ()
+    """Every request a protocol other than plain sent for this item (``response`` is the last one's)."""
+    note: str = ""
+    """What the protocol noticed on this item (a disagreement, a rejected rewrite)."""
+    read_as: str = ""
+    """The format the label was read in, when a protocol read it in another than the case's."""
+
+    @property
+    def requests(self) -> tuple[Response, ...]:
+        """Every response this item took (one under plain)."""
+        return tuple(t.response for t in self.turns) or (self.response,)
 
     @property
     def wrong(self) -> bool:
@@ -78,23 +90,32 @@ def run_case(
     ceilings: Ceilings,
     judge: Judge | None = None,
     on_response: OnResponse | None = None,
+    kit: Kit | None = None,
 ) -> CaseResult:
     """Ask for all prompts at once (the backend batches or fans out), then read and score them.
 
     With a judge, chain-of-thought answers the rules declined are decided by the judge. With several
     decodings (one per sample), every sample is asked and read; ``scores`` pools them (pooled DirErr is
     the mean of the samples' DirErr: every sample has the same gold labels) and each is kept apart.
-    ``on_response`` sees each response as it arrives (progress display)."""
+    ``on_response`` sees each response as it arrives (progress display). A condition's protocol other
+    than plain asks through its module in mathcomp_tests/protocols, laid out with ``kit``."""
     decodings = [decoding] if isinstance(decoding, Decoding) else list(decoding)
+    protocol = prompts[0].condition.protocol if prompts else PLAIN
     before = getattr(backend, "calls", 0)
     judge_before = getattr(judge.backend, "calls", 0) if judge is not None else 0
     items: list[Item] = []
     for n, sampled in enumerate(decodings):
-        responses = backend.complete(prompts, sampled, on_response)
-        asked = tuple(
-            Item(p, r, answers.parse(r, p.condition.format, answers.context_for(p)), sample=n)
-            for p, r in zip(prompts, responses, strict=True)
-        )
+        if protocol == PLAIN:
+            responses = backend.complete(prompts, sampled, on_response)
+            asked = tuple(
+                Item(p, r, answers.parse(r, p.condition.format, answers.context_for(p)), sample=n)
+                for p, r in zip(prompts, responses, strict=True)
+            )
+        else:
+            if kit is None:
+                raise ValueError(f"protocol {protocol!r} needs a Kit to lay out its turns")
+            got = ASK[protocol](prompts, backend, sampled, kit, on_response)
+            asked = tuple(_item(p, a, n) for p, a in zip(prompts, got, strict=True))
         items.extend(_judged(asked, judge) if judge is not None else asked)
     sent = getattr(backend, "calls", 0) - before
     judge_sent = getattr(judge.backend, "calls", 0) - judge_before if judge is not None else 0
@@ -113,8 +134,18 @@ def run_case(
     )
 
 
+def _item(prompt: Prompt, answer: ProtocolAnswer, sample: int) -> Item:
+    last = answer.turns[-1].response
+    return Item(prompt, last, answer.prediction, None, sample, answer.turns, answer.note, answer.read_as)
+
+
+def read_format(item: Item) -> str:
+    """The format the item's label was read in (what a judge would be asked to decide)."""
+    return item.read_as or (item.prompt.condition.format if not item.turns else "")
+
+
 def _score(items: Sequence[Item]) -> metrics.Scores:
-    probs = [i.response.meta.get("probs") for i in items]
+    probs = [None if i.turns else i.response.meta.get("probs") for i in items]
     return metrics.score(
         [i.prompt.scenario.label for i in items],
         [i.prediction for i in items],
@@ -126,7 +157,7 @@ def _judged(items: tuple[Item, ...], judge: Judge) -> tuple[Item, ...]:
     declined = [
         n
         for n, i in enumerate(items)
-        if i.prediction.status == "invalid" and i.prompt.condition.format in JUDGED_FORMATS
+        if i.prediction.status == "invalid" and read_format(i) in JUDGED_FORMATS
     ]
     verdicts = judge.decide([(items[n].prompt, items[n].response.text) for n in declined])
     out = list(items)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..backends import BackendOptions, create, models
 from ..backends.cache import CachedBackend, ResponseCache
-from ..types import LABELS, Decoding, Prompt
+from ..types import LABELS, PLAIN, Decoding, Prompt
 from . import answers, baseline, paired
 from .case import CaseResult
 
@@ -95,6 +95,8 @@ class Comparator:
     def _answers(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> dict[str, str] | None:
         if self.file is not None:
             return self.file.outcomes(case_id)
+        if prompts and prompts[0].condition.protocol != PLAIN:
+            return None  # --baseline-model asks plain prompts only: a protocol case has no baseline
         responses = self.backend.complete(prompts, decoding)
         out: dict[str, str] = {}
         for prompt, response in zip(prompts, responses, strict=True):

@@ -1,0 +1,36 @@
+"""cot: the case's prompt with its format's chain-of-thought instructions, one request.
+
+one-word becomes cot and json becomes cot-json (the paper's two CoT settings); cot and cot-json stay as
+they are, so under --formats=cot the cot protocol asks exactly what plain asks (and shares its cache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..backends.base import Backend, OnResponse
+from ..prompts import build
+from ..scoring import answers
+from ..types import Decoding, Prompt
+from .base import Kit, ProtocolAnswer, Turn
+
+COT_OF = {"one-word": "cot", "json": "cot-json", "cot": "cot", "cot-json": "cot-json"}
+
+
+def ask(
+    prompts: Sequence[Prompt], backend: Backend, decoding: Decoding, kit: Kit, on_response: OnResponse | None = None
+) -> list[ProtocolAnswer]:
+    asked = []
+    for p in prompts:
+        condition = replace(p.condition, format=COT_OF[p.condition.format])
+        built = build(p.scenario, condition, kit.prompt_set, kit.names(condition))
+        asked.append(built)
+    fmt = asked[0].condition.format if asked else "cot"
+    responses = backend.complete(asked, kit.decoding(decoding, fmt), on_response)
+    return [
+        ProtocolAnswer(
+            answers.parse(r, q.condition.format, answers.context_for(q)), (Turn("answer", q, r),), q.condition.format
+        )
+        for q, r in zip(asked, responses, strict=True)
+    ]
