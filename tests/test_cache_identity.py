@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import sqlite3
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -155,7 +156,8 @@ def test_a_local_model_is_one_model_however_its_path_is_spelled(tmp_path: Path, 
     second = run_suite(tmp_path, f"--model={spelling}", *args)
     assert second.summary["prompts_sent"] == 0, "the same weights, so the same cached answers"
     assert second.summary["threshold_sections"] == ['model."hf:fixtures/models/mathcomp-tiny"']
-    assert second.case("neutral-end-std-one-word")["ceilings"]["dir_err"]["equal"] == 0.60
+    shipped = tomllib.loads((REPO / "thresholds.toml").read_text())["model"]["hf:fixtures/models/mathcomp-tiny"]
+    assert second.case("neutral-end-std-one-word")["ceilings"]["dir_err"]["equal"] == shipped["dir_err"]["equal"]
     assert "thresholds: " in second.output and '[model."hf:fixtures/models/mathcomp-tiny"]' in second.output
 
 
