@@ -44,8 +44,8 @@ from benchmarks.common import checked, load, pytest_command, run_tracked  # noqa
 from mathcomp_tests import prompts as prompt_sets  # noqa: E402
 from mathcomp_tests.backends.api import APIBackend  # noqa: E402
 from mathcomp_tests.backends.cache import CachedBackend, ResponseCache  # noqa: E402
-from mathcomp_tests.backends.options import BackendOptions  # noqa: E402
 from mathcomp_tests.data import scenarios  # noqa: E402
+from mathcomp_tests.settings import BackendOptions  # noqa: E402
 from mathcomp_tests.types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt  # noqa: E402
 
 MODEL = "openai/benchmark"

@@ -24,12 +24,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mathcomp_tests import prompts
+from mathcomp_tests import formats, prompts
 from mathcomp_tests.backends.hf import HFBackend
-from mathcomp_tests.backends.options import BackendOptions
 from mathcomp_tests.data import scenarios
 from mathcomp_tests.paths import ROOT, fixtures
-from mathcomp_tests.scoring import answers
+from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import FRAMINGS, LABELS, POSITIONS, Condition, Decoding, Prompt
 
 DEFAULT_MODEL = "fixtures/models/mathcomp-tiny"
@@ -105,7 +104,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results["logprob_batched"] = _rate(len(batch), seconds, batch_size=scorer.batch_size)
     seconds = timed_per_case(scorer, batch, case_size)
     results["logprob_per_case"] = _rate(len(batch), seconds, batch_size=scorer.batch_size)
-    read = [answers.parse(r, "one-word") for r in generated]
+    read = [formats.read(p, r) for p, r in zip(batch, generated, strict=True)]
     valid = [i for i, p in enumerate(read) if p.label is not None]
     results["generate_invalid_rate"] = 1 - len(valid) / len(batch)
     results["logprob_vs_generate_disagreement"] = sum(read[i].label != scored[i].text for i in valid) / max(

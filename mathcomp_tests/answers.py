@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .scoring.answers import read
-from .scoring.reading.context import PAPER_OPTIONS, Context, OptionsError, Persons, parse_options
-from .types import FORMATS
+from .formats import NAMES as FORMATS
+from .formats import read_text as read
+from .reading.context import PAPER_OPTIONS, Context, OptionsError, Persons, parse_options
 
 
 def main(argv: list[str] | None = None) -> int:

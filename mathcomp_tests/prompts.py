@@ -7,8 +7,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from .formats import NAMES as FORMATS
 from .paths import fixtures
-from .types import ALL_FRAMINGS, FORMATS, PAPER_ORDER, POSITIONS, Condition, Message, Prompt, Scenario
+from .types import ALL_FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Message, Prompt, Scenario
 
 _PERSON = re.compile(r"\[person[ _]?(a|b)\]", re.IGNORECASE)
 _OPTIONS_BLOCK = re.compile(r"A\) (?:less|more|equal)\nB\) (?:less|more|equal)\nC\) (?:less|more|equal)")
@@ -208,3 +209,8 @@ def _require(path: Path, table: str, got: dict, keys: tuple[str, ...]) -> None:
     missing = [k for k in keys if k not in got]
     if missing:
         raise PromptConfigError(f"{path}: [{table}] lacks {', '.join(missing)}")
+
+
+def known_identities(path: Path | None = None) -> tuple[str, ...]:
+    """``std`` and every identity marker of the identities file (the bundled one unless given)."""
+    return ("std", *load_identities(path))

@@ -4,70 +4,16 @@ any conftest loads, whether the session selects the suite, and only then registe
 
 A project that installs the suite but does not run it gets nothing else: no options (its own conftest
 may well define --model or --device), no settings read, no tests, no files, and no import beyond this
-module.
+module and suite_selection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-
 import pytest
 
-SUITE_DIR = Path(__file__).resolve().parent / "suite"
+from .suite_selection import collection_args, selects_suite
+
 PLUGIN = "mathcomp_tests.plugin"
-MODULES = ("mathcomp_tests", "mathcomp_tests.suite")
-
-
-def selects_suite(args: Sequence[str], invocation_dir: Path) -> bool:
-    """True when one of these collection arguments (paths, node ids or --pyargs module names) reaches
-    the suite."""
-    for arg in args:
-        target = arg.split("::")[0]
-        if target in MODULES or target.startswith("mathcomp_tests.suite."):
-            return True
-        path = Path(invocation_dir, target).resolve()
-        if path == SUITE_DIR or SUITE_DIR in path.parents:
-            return True
-        if path in SUITE_DIR.parents and _recursed_into(SUITE_DIR.relative_to(path).parts):
-            return True
-    return False
-
-
-def _recursed_into(parts: tuple[str, ...]) -> bool:
-    """Whether collecting a folder reaches the suite below it by these folder names: pytest never enters
-    hidden folders or virtualenvs, so a project's `.venv/.../site-packages/mathcomp_tests` is not selected."""
-    return not any(p.startswith(".") or p in ("site-packages", "dist-packages") for p in parts)
-
-
-def collection_args(config: pytest.Config) -> list[str]:
-    """The arguments pytest will collect, read before the plugin's options exist: the bare ones, else the
-    ini file's testpaths when run from the rootdir, else the working directory.
-
-    At that point `--model symbolic` still looks like an option and a bare word; bare words that are
-    neither a path nor the suite's module are left out, so they neither select the suite nor hide the
-    testpaths that do."""
-    bare = [
-        a
-        for a in getattr(config.known_args_namespace, "file_or_dir", None) or []
-        if _names_something(a, config.invocation_params.dir)
-    ]
-    if bare:
-        return bare
-    if config.invocation_params.dir == config.rootpath:
-        testpaths = list(config.getini("testpaths"))
-        if testpaths:
-            return testpaths
-    return [str(config.invocation_params.dir)]
-
-
-def _names_something(arg: str, invocation_dir: Path) -> bool:
-    target = arg.split("::")[0]
-    return (
-        target in MODULES
-        or target.startswith("mathcomp_tests.suite.")
-        or Path(invocation_dir, target).exists()
-    )
 
 
 @pytest.hookimpl(tryfirst=True)

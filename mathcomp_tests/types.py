@@ -35,13 +35,11 @@ def cue_label(framing: str) -> Label | None:
         raise ValueError(f"framing {framing!r} names no cue label; expected one ending in -less, -more or -equal")
     return word
 POSITIONS: tuple[str, ...] = ("begin", "end")
-FORMATS: tuple[str, ...] = ("one-word", "json", "cot", "cot-json")
 PAPER_ORDER = "lme"
 """Option orders are written by the labels' initials: `lme` is the paper's A) less B) more C) equal."""
 OPTION_ORDERS: tuple[str, ...] = ("lme", "lem", "mle", "mel", "elm", "eml")
 PLAIN = "plain"
 """The default protocol: the prompt as the authors ran it, one request (see mathcomp_tests/protocols)."""
-PROTOCOLS: tuple[str, ...] = ("plain", "cot", "evidence-lock", "dual-direction", "canonicalize", "symbolic")
 
 Status = Literal["ok", "invalid", "error"]
 
@@ -153,3 +151,41 @@ class Prediction:
     raw: str
     decided_by: str = field(default="", compare=False)
     """The rule that read the label, `judge`, or why no label was read (`invalid: ...`)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One request a protocol sent: what it was for, the prompt (all messages so far) and the reply."""
+
+    name: str
+    prompt: Prompt
+    response: Response
+
+
+@dataclass(frozen=True)
+class Item:
+    """One scenario of a case answered and read: the prompt, the (last) response and its prediction."""
+
+    prompt: Prompt
+    response: Response
+    prediction: Prediction
+    judge_reply: Response | None = None
+    """The judge's reply, when the rules declined this answer and a judge was asked."""
+    sample: int = 0
+    """Which of the case's samples (--samples) this answer is."""
+    turns: tuple[Turn, ...] = ()
+    """Every request a protocol other than plain sent for this item (``response`` is the last one's)."""
+    note: str = ""
+    """What the protocol noticed on this item (a disagreement, a rejected rewrite)."""
+    read_as: str = ""
+    """The format the label was read in, when a protocol read it in another than the case's."""
+
+    @property
+    def requests(self) -> tuple[Response, ...]:
+        """Every response this item took (one under plain)."""
+        return tuple(t.response for t in self.turns) or (self.response,)
+
+    @property
+    def wrong(self) -> bool:
+        """Answered, and not with the gold label (failed requests are errors, not wrong answers)."""
+        return self.prediction.status != "error" and self.prediction.label != self.prompt.scenario.label

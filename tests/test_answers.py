@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mathcomp_tests.scoring.answers import parse, read_cot, read_json, read_word
-from mathcomp_tests.scoring.reading.context import Context, Persons, options_from_prompt
+from mathcomp_tests.formats import read_response as parse
+from mathcomp_tests.formats import read_text
+from mathcomp_tests.reading.context import Context, Persons, options_from_prompt
 from mathcomp_tests.types import Label, Prediction, Response
 
 
@@ -58,7 +59,7 @@ def test_answers_without_one_clear_label_are_invalid_and_kept(text: str) -> None
 
 
 def test_a_negated_label_is_not_read_as_that_label() -> None:
-    assert read_word("not more") is None
+    assert read_text("not more", "one-word").label is None
 
 
 @pytest.mark.parametrize(
@@ -100,7 +101,7 @@ def test_cot_json_reads_the_answer_field_after_the_reasoning() -> None:
 
 
 def test_single_quoted_json_whose_reasoning_contains_a_brace() -> None:
-    assert read_json("{'reasoning': 'B spent {10} hours', 'answer': 'more'}") == "more"
+    assert read_text("{'reasoning': 'B spent {10} hours', 'answer': 'more'}", "json").label == "more"
 
 
 @pytest.mark.parametrize(
@@ -115,7 +116,7 @@ def test_single_quoted_json_whose_reasoning_contains_a_brace() -> None:
     ],
 )
 def test_cot_reads_the_final_answer(text: str, label: Label) -> None:
-    assert read_cot(text) == label
+    assert read_text(text, "cot").label == label
     assert answer(text, "cot") == Prediction(label, "ok", text)
 
 

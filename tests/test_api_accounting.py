@@ -7,9 +7,9 @@ from fault_server import FaultServer
 from suite_runner import REPO
 
 from mathcomp_tests.backends.api import APIBackend
-from mathcomp_tests.backends.options import BackendOptions
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
+from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Prompt
 
 

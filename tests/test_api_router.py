@@ -10,7 +10,7 @@ from suite_runner import run_suite
 
 from mathcomp_tests.backends import router
 from mathcomp_tests.backends.base import BackendError
-from mathcomp_tests.backends.options import BackendOptions
+from mathcomp_tests.settings import BackendOptions
 
 PROMPTS = 20
 

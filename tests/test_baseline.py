@@ -215,7 +215,7 @@ def test_baseline_model_runs_the_base_model_on_the_same_prompts_in_the_same_run(
 
 
 def test_holm_uses_alpha_over_m_per_case_and_the_full_step_down_at_the_end(tmp_path: Path) -> None:
-    from mathcomp_tests.report.comparison import holm_failures
+    from mathcomp_tests.run.comparison import holm_failures
 
     def case(name: str, p: float, difference: float, breach: bool) -> dict[str, object]:
         change = {"difference": difference, "p_value": p, "max_increase": 0.05, "breach": breach}

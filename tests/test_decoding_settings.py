@@ -8,9 +8,9 @@ from suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.cache import cache_keys
 from mathcomp_tests.backends.hf import HFBackend
-from mathcomp_tests.backends.options import BackendOptions
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
+from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Prompt
 
 

@@ -15,10 +15,10 @@ import pytest
 from suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.hf import HFBackend, fingerprint
-from mathcomp_tests.backends.options import BackendOptions
 from mathcomp_tests.data.equations import compare, evaluate
 from mathcomp_tests.data.generate import drawn
 from mathcomp_tests.data.scenarios import load
+from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import FRAMINGS, LABELS
 from training.examples import cue, examples
 from training.train_default import Config, Phase, train, weights_digest

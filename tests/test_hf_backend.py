@@ -12,11 +12,12 @@ import torch
 from suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.base import BackendError
-from mathcomp_tests.backends.hf import ANSWER_PREFIX, HFBackend, pick_device, pick_dtype
-from mathcomp_tests.backends.options import BackendOptions
+from mathcomp_tests.backends.hf import HFBackend, pick_device, pick_dtype
 from mathcomp_tests.data.scenarios import load
+from mathcomp_tests.formats import FORMATS
+from mathcomp_tests.formats import read_response as parse
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
-from mathcomp_tests.scoring.answers import parse
+from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import FRAMINGS, LABELS, Condition, Decoding, Prompt
 
 SCENARIOS = load(REPO / "fixtures" / "scenarios.csv")
@@ -80,7 +81,7 @@ def test_label_tokens_are_read_in_the_context_they_follow(always_more_model: Pat
     backend = _backend(always_more_model, scoring="logprob")
     prompt = _prompts(1)[0]
     after_template = backend.label_token_ids(backend.render(prompt))
-    after_json = backend.label_token_ids(backend.render(prompt) + ANSWER_PREFIX["json"])
+    after_json = backend.label_token_ids(backend.render(prompt) + str(FORMATS["json"].logprob_prefix))
     for ids in (after_template, after_json):
         assert all(ids[y] for y in LABELS)
         assert not set(ids["less"]) & set(ids["more"]) and not set(ids["more"]) & set(ids["equal"])

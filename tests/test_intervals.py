@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from mathcomp_tests.backends.models import resolve
-from mathcomp_tests.scoring import intervals, metrics, verdict
+from mathcomp_tests.scoring import intervals, metrics
 from mathcomp_tests.scoring.thresholds import ThresholdsError, load
 from mathcomp_tests.types import Prediction
+from mathcomp_tests.verdict import checks as verdict
 
 SPEC = resolve("symbolic")
 
@@ -162,26 +163,14 @@ def test_bad_gate_or_max_increase_names_the_key(tmp_path: Path, line: str, messa
 
 
 def test_the_failure_message_shows_the_interval_and_the_gated_end(tmp_path: Path) -> None:
-    from mathcomp_tests.scoring.verdict import explanation
+    from mathcomp_tests.types import Condition
+    from mathcomp_tests.verdict.explain import explanation
+    from mathcomp_tests.verdict.result import CaseResult
 
     path = tmp_path / "thresholds.toml"
     path.write_text('[default]\ndir_err = 0.20\ninvalid_rate = 0.1\nerror_rate = 0.0\ngate = "lower"\n')
     ceilings = load(path).for_case(SPEC, "neutral")
-
-    class _FakeResult:  # a fake CaseResult: only what explanation() reads
-        condition = type("C", (), {"id": "neutral-end-std-one-word"})()
-        model = "m"
-        scores = _scores(40, 100)
-        comparison = None
-        baseline_status = "none"
-
-        def __init__(self) -> None:
-            self.ceilings = ceilings
-            self.breaches = verdict.breaches(self.scores, ceilings)
-
-        def wrong_items(self, n: int) -> list[object]:
-            return []
-
-    text = explanation(_FakeResult())  # type: ignore[arg-type]
+    result = CaseResult(Condition("neutral", "end"), "m", "", (), _scores(40, 100), ceilings, sent=0)
+    text = explanation(result)
     assert "gate: the lower end of the 95% interval is held to the ceiling" in text
     assert "DirErr(more ) = 0.400, lower end 0.309 > 0.200   95% CI [0.309, 0.498]   (40/100 items" in text

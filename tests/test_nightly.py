@@ -97,8 +97,8 @@ def test_the_committed_baseline_fits_the_default_run() -> None:
     from mathcomp_tests import prompts
     from mathcomp_tests.backends.models import resolve
     from mathcomp_tests.data import datasets
-    from mathcomp_tests.run import DEFAULT_MODEL, Settings, conditions
     from mathcomp_tests.scoring import baseline
+    from mathcomp_tests.settings import DEFAULT_MODEL, Settings, conditions
 
     committed = baseline.load(REPO / "baseline.txt")
     spec = resolve(DEFAULT_MODEL)

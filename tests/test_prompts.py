@@ -242,7 +242,8 @@ def test_a_set_missing_a_format_is_refused(tmp_path: Path) -> None:
 
 
 def test_option_orders_rewrite_only_the_lettered_list_and_the_reader_follows() -> None:
-    from mathcomp_tests.scoring.answers import context_for, parse
+    from mathcomp_tests.formats import context_for
+    from mathcomp_tests.formats import read_response as parse
     from mathcomp_tests.types import OPTION_ORDERS, Response
 
     prompt_set = load_prompt_set("hf")
@@ -265,7 +266,8 @@ def test_option_orders_rewrite_only_the_lettered_list_and_the_reader_follows() -
 
 
 def test_the_marker_goes_on_b_a_or_both_and_the_reader_knows_who_is_who() -> None:
-    from mathcomp_tests.scoring.answers import context_for, parse
+    from mathcomp_tests.formats import context_for
+    from mathcomp_tests.formats import read_response as parse
     from mathcomp_tests.types import Response
 
     prompt_set = load_prompt_set("paper")

@@ -16,8 +16,10 @@ from mathcomp_tests.backends.base import OnResponse
 from mathcomp_tests.backends.cache import CachedBackend, ResponseCache
 from mathcomp_tests.backends.symbolic import REWRITE_REPLY, SymbolicBackend
 from mathcomp_tests.data.scenarios import load
+from mathcomp_tests.formats import FORMATS
 from mathcomp_tests.protocols import (
     ASK,
+    PROTOCOLS,
     Kit,
     canonicalize,
     dual_direction,
@@ -25,11 +27,9 @@ from mathcomp_tests.protocols import (
     load_texts,
     reveal_after,
 )
-from mathcomp_tests.protocols.base import Turn
 from mathcomp_tests.protocols.totals import totals_prompt
-from mathcomp_tests.run import DEFAULT_MAX_NEW_TOKENS
-from mathcomp_tests.scoring.reading import totals, yes_no
-from mathcomp_tests.types import PROTOCOLS, Condition, Decoding, Prediction, Prompt, Response
+from mathcomp_tests.reading import totals, yes_no
+from mathcomp_tests.types import Condition, Decoding, Prediction, Prompt, Response, Turn
 
 SCENARIOS = load(REPO / "fixtures" / "scenarios.csv")[:12]
 PROMPT_SET = prompts.load_prompt_set("hf")
@@ -41,7 +41,7 @@ def kit() -> Kit:
         lambda c: prompts.std_names(PROMPT_SET),
         load_texts(),
         None,
-        lambda fmt: DEFAULT_MAX_NEW_TOKENS[fmt],
+        lambda fmt: FORMATS[fmt].max_new_tokens,
     )
 
 
@@ -55,7 +55,7 @@ def test_a_plain_case_keeps_its_id_and_another_protocol_shows_in_it() -> None:
     assert Condition("neutral", "end").id == "neutral-end-std-one-word"
     assert Condition("neutral", "end", protocol="plain").id == "neutral-end-std-one-word"
     assert Condition("neutral", "end", protocol="evidence-lock").id == "neutral-end-std-one-word-protocol-evidence-lock"
-    assert tuple(ASK) == PROTOCOLS
+    assert PROTOCOLS == ("plain", "cot", "evidence-lock", "dual-direction", "canonicalize", "symbolic")
 
 
 # --- readers ---------------------------------------------------------------------------------------
@@ -208,11 +208,11 @@ def test_canonicalize_sends_the_rewrite_or_falls_back_to_the_neutral_question(tm
 def test_every_protocol_answers_the_reference_correctly(tmp_path: Path, protocol: str, fmt: str) -> None:
     backend = CachedBackend(SymbolicBackend(), ResponseCache(tmp_path / "c.sqlite"))
     asked = case("indirect-less", protocol, fmt)
-    got = ASK[protocol](asked, backend, Decoding(DEFAULT_MAX_NEW_TOKENS[fmt]), kit(), None)
+    got = ASK[protocol](asked, backend, Decoding(FORMATS[fmt].max_new_tokens), kit(), None)
     assert [a.prediction.label for a in got] == [s.label for s in SCENARIOS]
     turns = {"evidence-lock": 2, "dual-direction": 2, "canonicalize": 2}.get(protocol, 1)
     assert all(len(a.turns) == turns for a in got) and backend.calls == turns * len(SCENARIOS)
-    again = ASK[protocol](asked, backend, Decoding(DEFAULT_MAX_NEW_TOKENS[fmt]), kit(), None)
+    again = ASK[protocol](asked, backend, Decoding(FORMATS[fmt].max_new_tokens), kit(), None)
     assert backend.calls == turns * len(SCENARIOS), "a second run is answered from the cache"
     assert all(t.response.cached for a in again for t in a.turns)
 

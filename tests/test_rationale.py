@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from mathcomp_tests.reading.context import Persons
 from mathcomp_tests.scoring import rationale
-from mathcomp_tests.scoring.reading.context import Persons
 
 ECHO = "A spends 30 minutes and B spends 45 minutes. Therefore, Person A spends less time than Person B."
 PLAIN = "A spends 30 minutes and B spends 45 minutes. Therefore, Person B spends more time than Person A."

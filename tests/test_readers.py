@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from answer_tables import cot, cot_json, json_format, one_word
 
-from mathcomp_tests.scoring.answers import parse
-from mathcomp_tests.scoring.reading.context import Context, Persons
+from mathcomp_tests.formats import read_response as parse
+from mathcomp_tests.reading.context import Context, Persons
 from mathcomp_tests.types import Response
 
 CONTEXTS = {

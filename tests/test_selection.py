@@ -6,7 +6,7 @@ from pathlib import Path
 
 from suite_runner import REPO, run_suite
 
-from mathcomp_tests.pytest_plugin import SUITE_DIR, selects_suite
+from mathcomp_tests.suite_selection import SUITE_DIR, selects_suite
 
 
 def test_the_suite_is_selected_by_module_name_path_or_node_id() -> None:
@@ -26,7 +26,7 @@ def test_other_collections_do_not_select_it(tmp_path: Path) -> None:
 
 
 def test_a_folder_above_an_installed_suite_does_not_select_it() -> None:
-    from mathcomp_tests.pytest_plugin import _recursed_into
+    from mathcomp_tests.suite_selection import _recursed_into
 
     assert not _recursed_into((".venv", "lib", "python3.11", "site-packages", "mathcomp_tests", "suite"))
     assert not _recursed_into(("venv", "lib", "python3.11", "site-packages", "mathcomp_tests", "suite"))

@@ -7,9 +7,9 @@ from pathlib import Path
 from suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.hf import HFBackend, fingerprint
-from mathcomp_tests.backends.options import BackendOptions
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
+from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import FRAMINGS, Condition, Decoding
 
 SCENARIOS = load(REPO / "fixtures" / "scenarios.csv")

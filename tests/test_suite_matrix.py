@@ -93,9 +93,10 @@ def test_option_orders_and_identity_sides_run_end_to_end(tmp_path: Path) -> None
 
 def test_the_readmes_selection_sizes_are_what_the_matrix_gives() -> None:
     from mathcomp_tests.data.scenarios import load
-    from mathcomp_tests.prompts import IDENTITY_SIDES
-    from mathcomp_tests.run import Settings, conditions, known_identities
-    from mathcomp_tests.types import FORMATS, OPTION_ORDERS
+    from mathcomp_tests.formats import NAMES as FORMATS
+    from mathcomp_tests.prompts import IDENTITY_SIDES, known_identities
+    from mathcomp_tests.settings import Settings, conditions
+    from mathcomp_tests.types import OPTION_ORDERS
 
     n = len(load(REPO / "fixtures" / "scenarios.csv"))
     every = conditions(Settings(identities=known_identities(), formats=FORMATS))

@@ -11,7 +11,7 @@ import pytest
 from servers import transformers_serve
 from suite_runner import REPO, run_suite
 
-from mathcomp_tests.types import PROTOCOLS
+from mathcomp_tests.protocols import PROTOCOLS
 
 DEMO = REPO / "fixtures" / "models" / "mathcomp-tiny"
 TURNS = {"plain": 1, "cot": 1, "evidence-lock": 2, "dual-direction": 2, "canonicalize": 2, "symbolic": 1}

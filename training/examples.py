@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from mathcomp_tests import prompts
 from mathcomp_tests.data.generate import PAPER_LABELS, drawn
-from mathcomp_tests.types import FORMATS, FRAMINGS, LABELS, POSITIONS, Condition, Label
+from mathcomp_tests.formats import NAMES as FORMATS
+from mathcomp_tests.types import FRAMINGS, LABELS, POSITIONS, Condition, Label
 
 FORMAT_WEIGHTS = {"one-word": 0.7, "json": 0.2, "cot": 0.05, "cot-json": 0.05}
 PROMPT_SET_WEIGHTS = {"hf": 0.7, "openai": 0.1, "claude": 0.1, "paper": 0.1}

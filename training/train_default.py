@@ -24,8 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mathcomp_tests.formats import NAMES as FORMATS
 from mathcomp_tests.paths import ROOT
-from mathcomp_tests.types import FORMATS, FRAMINGS, LABELS
+from mathcomp_tests.types import FRAMINGS, LABELS
 
 from . import tiny_model
 from .examples import Example, answer_text, examples

@@ -1,26 +1,34 @@
-"""Backends: the only code that talks to a model. Each is imported when chosen, not before."""
+"""Backends: the only code that talks to a model. Each is imported when chosen, not before.
+
+``REGISTRY`` maps a model kind (what models.resolve makes of --model) to the module and class that serve
+it: a new backend is its module and one line here (and, if it has a spelling of its own, one in
+models.resolve).
+"""
 
 from __future__ import annotations
 
+import importlib
+
+from ..settings import BackendOptions
 from .base import Backend, BackendError
 from .models import ModelSpec
-from .options import BackendOptions
 
-__all__ = ["Backend", "BackendError", "BackendOptions", "create"]
+__all__ = ["REGISTRY", "Backend", "BackendError", "BackendOptions", "create"]
+
+REGISTRY: dict[str, str] = {
+    "symbolic": "mathcomp_tests.backends.symbolic:SymbolicBackend",
+    "hf": "mathcomp_tests.backends.hf:HFBackend",
+    "api": "mathcomp_tests.backends.api:APIBackend",
+}
+"""Model kind -> ``module:Class``; the class is called with (model name, BackendOptions)."""
 
 
 def create(spec: ModelSpec, options: BackendOptions) -> Backend:
     """The backend for a resolved --model; heavy libraries load here, not at import time."""
-    if spec.kind == "symbolic":
-        from .symbolic import SymbolicBackend
-
-        return SymbolicBackend()
-    if spec.kind == "hf":
-        from .hf import HFBackend
-
-        return HFBackend(spec.name, options)
-    if spec.kind == "api":
-        from .api import APIBackend
-
-        return APIBackend(spec.name, options)
-    raise BackendError(f"no backend for model kind {spec.kind!r}")
+    target = REGISTRY.get(spec.kind)
+    if target is None:
+        raise BackendError(f"no backend for model kind {spec.kind!r}; known: {', '.join(REGISTRY)}")
+    module, name = target.split(":")
+    factory = getattr(importlib.import_module(module), name)
+    backend: Backend = factory(spec.name, options)
+    return backend

@@ -13,10 +13,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..settings import BackendOptions
 from ..types import Decoding, Prompt, Response
 from . import probe, router
 from .base import BackendError, OnResponse, redact
-from .options import BackendOptions
 
 _ERROR_CHARS = 2000
 

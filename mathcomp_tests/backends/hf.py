@@ -12,17 +12,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import formats
+from ..formats import FORMATS
+from ..settings import BackendOptions
 from ..types import LABELS, Decoding, Prompt, Response
 from .base import BackendError, OnResponse
 from .models import local_directory, looks_like_path
-from .options import BackendOptions
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
 SCORINGS = ("generate", "logprob")
 CHAT_TEMPLATES = ("auto", "none")
-ANSWER_PREFIX = {"one-word": "", "json": '{"answer": "'}
-"""Formats that logprob scoring reads in one forward pass, and the assistant text put before the label:
-for JSON the label is scored where the value of ``"answer"`` starts. Other formats are generated."""
 START_BATCH = {"cuda": 256, "mps": 64, "cpu": 16}
 """Automatic batch size to start from; halved on every out-of-memory until a batch fits."""
 
@@ -111,7 +110,8 @@ class HFBackend:
     def scores_labels(self, prompt: Prompt) -> bool:
         """True when this prompt is answered by label log-probabilities rather than by generation."""
         asks_label = prompt.asks == "label"  # a protocol's totals, yes/no or rewrite turn is generated
-        return self.scoring == "logprob" and asks_label and prompt.condition.format in ANSWER_PREFIX
+        scorable = formats.get(prompt.condition.format).logprob_prefix is not None
+        return self.scoring == "logprob" and asks_label and scorable
 
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
@@ -126,10 +126,10 @@ class HFBackend:
         scored = [i for i, p in enumerate(prompts) if self.scores_labels(p)]
         generated = [i for i, p in enumerate(prompts) if not self.scores_labels(p)]
         if scored:
-            formats = {i: prompts[i].condition.format for i in scored}
-            answer_at = {i: self.render(prompts[i]) + ANSWER_PREFIX[formats[i]] for i in scored}
+            fmts = {i: prompts[i].condition.format for i in scored}
+            answer_at = {i: self.render(prompts[i]) + (FORMATS[fmts[i]].logprob_prefix or "") for i in scored}
             self._batched(
-                answer_at, lambda b: self._score([answer_at[i] for i in b], [formats[i] for i in b]), done
+                answer_at, lambda b: self._score([answer_at[i] for i in b], [fmts[i] for i in b]), done
             )
         if generated:
             rendered = {i: self.render(prompts[i]) for i in generated}
@@ -222,7 +222,7 @@ class HFBackend:
             total = sum(mass.values())
             probs = {y: (m / total if total > 0 else 1 / len(LABELS)) for y, m in mass.items()}
             label = max(LABELS, key=lambda y: probs[y])
-            answer = label if fmt == "one-word" else f'{ANSWER_PREFIX[fmt]}{label}"}}'
+            answer = FORMATS[fmt].logprob_answer(label)
             meta: dict[str, object] = {"probs": probs, "label_mass": total, "scoring": "logprob"}
             responses.append(Response(text=answer, input_tokens=int(n_in), output_tokens=0, meta=meta))
         return responses

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..settings import BackendOptions
 from .base import BackendError, redact
-from .options import BackendOptions
 
 OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
 """Providers whose local servers usually take any key: one is made up when none is set."""

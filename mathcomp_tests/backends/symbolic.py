@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from fractions import Fraction
 
+from .. import formats
 from ..data.equations import compare, show
 from ..types import Decoding, Prompt, Response
 from .base import OnResponse
@@ -16,6 +16,9 @@ class SymbolicBackend:
 
     model_id = "symbolic"
     revision = "1"
+
+    def __init__(self, name: str = "symbolic", options: object = None):
+        """Takes the registry's (name, options) and needs neither: the answer comes from the equations."""
 
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
@@ -47,14 +50,7 @@ class SymbolicBackend:
         reasoning = f"Person A: {s.expr_a} = {show(total_a)}. Person B: {s.expr_b} = {show(total_b)}."
         if prompt.asks != "label":
             return _turn_answer(prompt, label)
-        fmt = prompt.condition.format
-        if fmt == "json":
-            return json.dumps({"answer": label})
-        if fmt == "cot-json":
-            return json.dumps({"reasoning": reasoning, "answer": label})
-        if fmt == "cot":
-            return f"{reasoning}\nThe answer is {label}."
-        return label
+        return formats.get(prompt.condition.format).symbolic(label, reasoning)
 
 
 REWRITE_REPLY = "(no rewrite: the symbolic backend answers from the scenario's equations, not from words)"

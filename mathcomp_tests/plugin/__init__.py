@@ -6,22 +6,25 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from .. import formats
 from ..backends.base import BackendError, redact
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
-from ..pytest_plugin import SUITE_DIR, selects_suite
-from ..report import records, results
-from ..report.summary import run_summary
-from ..run import GENERATED, REVEAL_AFTER, Run, SelectionError, conditions
+from ..records import items as records
+from ..records import results
+from ..run import GENERATED, REVEAL_AFTER, Run
 from ..scoring.baseline import BaselineError
-from ..scoring.case import CaseResult
 from ..scoring.thresholds import ThresholdsError
+from ..settings import SelectionError, conditions
+from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
+from ..verdict.result import CaseResult
 from . import options, progress, terminal
 
 PROPERTY = "mathcomp"
@@ -175,13 +178,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkDecorator]:
     """The markers a case carries, so that `-m` selects parts of the matrix."""
     marks = []
-    if condition.format in ("cot", "cot-json") or condition.protocol == "cot":
+    steps = formats.get(condition.format).steps
+    if steps or condition.protocol == "cot":
         marks.append(pytest.mark.cot)
     if condition.identity != "std":
         marks.append(pytest.mark.identity)
     if generated:
         marks.append(pytest.mark.generated)
-    judged = run.judge_spec is not None and condition.format in ("cot", "cot-json")
+    judged = run.judge_spec is not None and formats.get(condition.format).judged
     if run.decoding(condition).max_new_tokens > SLOW_TOKENS or judged or condition.protocol == "cot":
         marks.append(pytest.mark.slow)
     return marks
@@ -224,6 +228,7 @@ def framing_result(
     total = len(mathcomp_run.scenarios) * len(mathcomp_run.decodings(condition))  # every sample is asked
     with progress.case_bar(request.config, condition.id, total) as on_response:
         result = mathcomp_run.run_case(condition, on_response)
+    result = _own_checks(request.config, mathcomp_run, result)
     record_property(PROPERTY, records.case_summary(result))
     if result.baseline_status == "no baseline":
         warnings.warn(
@@ -233,9 +238,11 @@ def framing_result(
 
 
 @pytest.fixture
-def generated_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> CaseResult:
+def generated_result(
+    condition: Condition, mathcomp_run: Run, record_property: Any, request: pytest.FixtureRequest
+) -> CaseResult:
     """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
-    result = mathcomp_run.run_generated_case(condition)
+    result = _own_checks(request.config, mathcomp_run, mathcomp_run.run_generated_case(condition), generated=True)
     record_property("mathcomp-generated", records.case_summary(result))
     return result
 
@@ -295,6 +302,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     for sub in (GENERATED, REVEAL_AFTER):
         if (run.run_dir / sub).is_dir():
             results.merge_parts(run.run_dir / sub, records.record_key)
+    from ..run.summary import run_summary
+
     state.summary = run_summary(run, state.cases)
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
     results.write_summary(run.run_dir, state.summary)
@@ -314,6 +323,23 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     options.add(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspec
+
+    pluginmanager.add_hookspecs(hookspec)
+
+
+def _own_checks(config: pytest.Config, run: Run, result: CaseResult, generated: bool = False) -> CaseResult:
+    """The failures the project's pytest_mathcomp_check hooks find in ``result`` (see plugin/hookspec.py)."""
+    hook = config.hook.pytest_mathcomp_check
+    if not hook.get_hookimpls():
+        return result
+    own = result.condition.framing == NEUTRAL
+    neutral = result.scores if own else run.neutral_scores(result.condition, generated)
+    found = [failure for got in hook(case=result, scores=result.scores, neutral=neutral) for failure in got or []]
+    return replace(result, extra_failures=tuple(str(f) for f in found)) if found else result
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -337,8 +363,8 @@ def pytest_html_results_summary(
     state = session.config.stash.get(_STATE, None)
     if state is None:
         return
+    from ..records.results import read_records
     from ..report import run_header_html, summary_table_html
-    from ..report.results import read_records
     from ..report.sections import run_figures_html
 
     if state.summary is not None:

@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from ..backends.options import BackendOptions
+from ..formats import NAMES as FORMATS
 from ..paths import default_thresholds
-from ..prompts import IDENTITY_SIDES
-from ..run import DEFAULT_MODEL, SelectionError, Settings, known_identities, select
-from ..types import ALL_FRAMINGS, FORMATS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS, PROTOCOLS
+from ..prompts import IDENTITY_SIDES, known_identities
+from ..protocols import PROTOCOLS
+from ..settings import DEFAULT_MODEL, BackendOptions, SelectionError, Settings, select
+from ..types import ALL_FRAMINGS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",

@@ -5,11 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..scoring.metrics import percent
 from ..types import LABELS
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 def write_table(tr: Any, model: str, cases: Sequence[dict[str, Any]], run_dir: object) -> None:
@@ -24,8 +21,8 @@ def write_table(tr: Any, model: str, cases: Sequence[dict[str, Any]], run_dir: o
         if sc is None:
             tr.write_line(f"{case['case']:<{w}} ERROR: {case['error'][:200]}")
             continue
-        cells = " ".join(f"{_pct(sc['dir_err'][y]):>7}" for y in LABELS)
-        rates = f"{_pct(sc['accuracy']):>7} {_pct(sc['invalid_rate']):>8} {_pct(sc['error_rate']):>7}"
+        cells = " ".join(f"{percent(sc['dir_err'][y]):>7}" for y in LABELS)
+        rates = f"{percent(sc['accuracy']):>7} {percent(sc['invalid_rate']):>8} {percent(sc['error_rate']):>7}"
         flag = "" if case["passed"] else "  FAIL"
         if (case.get("baseline") or {}).get("status") == "no baseline":
             flag += "  no baseline"
@@ -48,7 +45,7 @@ def chance_notes(cases: Sequence[dict[str, Any]]) -> list[str]:
         constant = count / sc["n"]
         if sc["accuracy"] <= constant:
             notes.append(
-                f"AT CHANCE: {case['case']} answers {_pct(sc['accuracy'])} right, no better than always "
-                f"answering {label!r} ({_pct(constant)}): passing its ceilings says nothing about its arithmetic"
+                f"AT CHANCE: {case['case']} answers {percent(sc['accuracy'])} right, no better than always "
+                f"answering {label!r} ({percent(constant)}): passing its ceilings says nothing about its arithmetic"
             )
     return notes

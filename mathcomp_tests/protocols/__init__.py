@@ -1,6 +1,7 @@
 """Mitigation protocols: how a case's prompts are put to the model (``--protocol``).
 
-Each protocol is a module with one function, ``ask`` (see base.py for its shape). ``plain`` is today's
+Each protocol is a module with one function, ``ask`` (see base.py for its shape), registered in ``ASK``
+below: a new protocol is its module and one line here. ``plain`` is today's
 single request; the others add or replace turns and read the label their own way. README: "Mitigation
 protocols".
 """
@@ -10,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..backends.base import Backend, OnResponse
-from ..types import PROTOCOLS, Decoding, Prompt
+from ..types import Decoding, Prompt, Turn
 from . import canonicalize, cot, dual_direction, evidence_lock, plain, symbolic
-from .base import Kit, ProtocolAnswer, Turn, load_texts
+from .base import Kit, ProtocolAnswer, load_texts
 
 Ask = Callable[[Sequence[Prompt], Backend, Decoding, Kit, "OnResponse | None"], list[ProtocolAnswer]]
 
@@ -24,6 +25,7 @@ ASK: dict[str, Ask] = {
     "canonicalize": canonicalize.ask,
     "symbolic": symbolic.ask,
 }
-assert tuple(ASK) == PROTOCOLS
+PROTOCOLS: tuple[str, ...] = tuple(ASK)
+"""The registered protocols, in the order --protocol=all runs them."""
 
 __all__ = ["ASK", "PROTOCOLS", "Ask", "Kit", "ProtocolAnswer", "Turn", "load_texts"]

@@ -13,31 +13,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import formats
 from ..backends.base import Backend, OnResponse
 from ..paths import fixtures
 from ..prompts import Names, Parts, PromptConfigError, PromptSet, parts
-from ..types import Condition, Decoding, Message, Prediction, Prompt, Response
+from ..types import Condition, Decoding, Message, Prediction, Prompt, Response, Turn
 
 TURN_TOKENS = {"totals-short": 48, "totals-steps": 512, "rewrite": 96, "yes-no-short": 8, "yes-no-steps": 512}
 """max_new_tokens of each kind of extra turn (a label turn takes its format's default), unless
 --max-new-tokens sets one for all."""
-STEP_FORMATS = ("cot", "cot-json")
-"""Formats whose extra turns ask for steps before the answer (the others ask for the bare answer)."""
 TEXT_KEYS = {
     "totals": ("short", "steps"),
     "evidence-lock": ("label", "unread"),
     "dual-direction": ("short", "steps"),
     "canonicalize": ("rewrite",),
 }
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One request a protocol sent: what it was for, the prompt (all messages so far) and the reply."""
-
-    name: str
-    prompt: Prompt
-    response: Response
 
 
 @dataclass(frozen=True)
@@ -89,7 +79,7 @@ class Kit:
 
 def style(condition: Condition) -> str:
     """`steps` for the chain-of-thought formats, else `short`."""
-    return "steps" if condition.format in STEP_FORMATS else "short"
+    return "steps" if formats.get(condition.format).steps else "short"
 
 
 def turn_prompt(prompt: Prompt, messages: Sequence[Message], asks: str, **changes: str) -> Prompt:

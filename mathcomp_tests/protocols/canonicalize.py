@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .. import formats
 from ..backends.base import Backend, OnResponse
-from ..scoring import answers
-from ..types import Decoding, Prompt, Response
-from .base import Kit, ProtocolAnswer, Turn, error_prediction, send, turn_prompt, user
+from ..types import Decoding, Prompt, Response, Turn
+from .base import Kit, ProtocolAnswer, error_prediction, send, turn_prompt, user
 
 REJECTED = "rewrite rejected"
 _DIRECTION = re.compile(
@@ -79,5 +79,5 @@ def ask(
         if answer.error is not None:
             out.append(ProtocolAnswer(error_prediction(answer), turns, fmt, note))
             continue
-        out.append(ProtocolAnswer(answers.parse(answer, fmt, answers.context_for(second)), turns, fmt, note))
+        out.append(ProtocolAnswer(formats.read(second, answer, fmt), turns, fmt, note))
     return out

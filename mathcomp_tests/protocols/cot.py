@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from .. import formats
 from ..backends.base import Backend, OnResponse
 from ..prompts import build
-from ..scoring import answers
-from ..types import Decoding, Prompt
-from .base import Kit, ProtocolAnswer, Turn
-
-COT_OF = {"one-word": "cot", "json": "cot-json", "cot": "cot", "cot-json": "cot-json"}
+from ..types import Decoding, Prompt, Turn
+from .base import Kit, ProtocolAnswer
 
 
 def ask(
@@ -23,14 +21,14 @@ def ask(
 ) -> list[ProtocolAnswer]:
     asked = []
     for p in prompts:
-        condition = replace(p.condition, format=COT_OF[p.condition.format])
+        condition = replace(p.condition, format=formats.get(p.condition.format).cot)
         built = build(p.scenario, condition, kit.prompt_set, kit.names(condition))
         asked.append(built)
     fmt = asked[0].condition.format if asked else "cot"
     responses = backend.complete(asked, kit.decoding(decoding, fmt), on_response)
     return [
         ProtocolAnswer(
-            answers.parse(r, q.condition.format, answers.context_for(q)), (Turn("answer", q, r),), q.condition.format
+            formats.read(q, r), (Turn("answer", q, r),), q.condition.format
         )
         for q, r in zip(asked, responses, strict=True)
     ]

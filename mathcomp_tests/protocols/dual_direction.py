@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..backends.base import Backend, OnResponse
-from ..scoring.reading import yes_no
-from ..types import Decoding, Label, Prediction, Prompt, Response
-from .base import Kit, ProtocolAnswer, Turn, error_prediction, send, style, turn_prompt, user
+from ..reading import yes_no
+from ..types import Decoding, Label, Prediction, Prompt, Response, Turn
+from .base import Kit, ProtocolAnswer, error_prediction, send, style, turn_prompt, user
 
 DISAGREE = "disagree"
 

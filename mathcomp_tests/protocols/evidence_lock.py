@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import formats
 from ..backends.base import Backend, OnResponse
-from ..scoring import answers
-from ..scoring.reading.totals import Totals, show
-from ..types import Decoding, Message, Prompt
-from .base import Kit, ProtocolAnswer, Turn, error_prediction, send, turn_prompt, user
+from ..reading.totals import Totals, show
+from ..types import Decoding, Message, Prompt, Turn
+from .base import Kit, ProtocolAnswer, error_prediction, send, turn_prompt, user
 from .totals import ask_totals
 
 
@@ -54,6 +54,6 @@ def ask(
             out.append(ProtocolAnswer(error_prediction(first.response), (first,)))
             continue
         q, r = asked[n], replies[n]
-        prediction = answers.parse(r, fmt, answers.context_for(q))
+        prediction = formats.read(q, r, fmt)
         out.append(ProtocolAnswer(prediction, (first, Turn("label", q, r)), fmt))
     return out

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import formats
 from ..backends.base import Backend, OnResponse
-from ..scoring import answers
-from ..types import Decoding, Prompt
-from .base import Kit, ProtocolAnswer, Turn
+from ..types import Decoding, Prompt, Turn
+from .base import Kit, ProtocolAnswer
 
 
 def ask(
@@ -16,7 +16,7 @@ def ask(
     responses = backend.complete(list(prompts), decoding, on_response)
     return [
         ProtocolAnswer(
-            answers.parse(r, p.condition.format, answers.context_for(p)),
+            formats.read(p, r),
             (Turn("answer", p, r),),
             p.condition.format,
         )

@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import formats
 from ..backends.base import Backend
 from ..prompts import build
-from ..scoring import answers
-from ..types import Decoding, Label, Message, Prediction, Prompt
-from .base import Kit, Turn, send, turn_prompt, user
+from ..types import Decoding, Label, Message, Prediction, Prompt, Turn
+from .base import Kit, send, turn_prompt, user
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def second_prompt(prompt: Prompt, first: Turn, kit: Kit) -> Prompt:
 
 
 def _read(prompt: Prompt, turn: Turn) -> Prediction:
-    return answers.parse(turn.response, prompt.condition.format, answers.context_for(turn.prompt))
+    return formats.read(turn.prompt, turn.response, prompt.condition.format)
 
 
 def ask(prompts: Sequence[Prompt], backend: Backend, decoding: Decoding, kit: Kit) -> list[RevealAnswer]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..backends.base import Backend, OnResponse
-from ..scoring.reading.totals import compare
+from ..reading.totals import compare
 from ..types import Decoding, Prediction, Prompt
 from .base import Kit, ProtocolAnswer, error_prediction
 from .totals import ask_totals

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..backends.base import Backend, OnResponse
-from ..scoring.reading import totals
-from ..types import Decoding, Prompt, Response
-from .base import Kit, Turn, send, style, turn_prompt, user
+from ..reading import totals
+from ..types import Decoding, Prompt, Response, Turn
+from .base import Kit, send, style, turn_prompt, user
 
 
 def totals_prompt(prompt: Prompt, kit: Kit) -> Prompt:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..scoring.metrics import OUTCOMES
+from ..scoring.metrics import OUTCOMES, percent
 from ..types import LABELS
 
 STYLE = """<style>
@@ -23,14 +23,10 @@ STYLE = """<style>
 """Our tables' look: readable at normal size, dark text on light fills."""
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
 def _cell(value: float | None, ceiling: float) -> str:
     over = value is not None and value > ceiling
     style = ' style="background:#f8d7da"' if over else ""
-    return f"<td{style}>{_pct(value)}</td>"
+    return f"<td{style}>{percent(value)}</td>"
 
 
 def _interval(summary: Mapping[str, Any], label: str) -> str:
@@ -50,7 +46,7 @@ def _dir_err_rows(summary: Mapping[str, Any]) -> str:
     for y in LABELS:
         cells = (
             f"<th>{escape(y)}</th>{_cell(scores['dir_err'][y], ceilings['dir_err'][y])}"
-            f"<td>{_interval(summary, y)}</td><td>{_pct(ceilings['dir_err'][y])}</td>"
+            f"<td>{_interval(summary, y)}</td><td>{percent(ceilings['dir_err'][y])}</td>"
         )
         if compared:
             c = comparison["changes"][y]
@@ -59,7 +55,7 @@ def _dir_err_rows(summary: Mapping[str, Any]) -> str:
             else:
                 style = ' style="background:#f8d7da"' if c["breach"] else ""
                 cells += (
-                    f"<td>{_pct(c['baseline'])}</td><td{style}>{100 * c['difference']:+.1f} points "
+                    f"<td>{percent(c['baseline'])}</td><td{style}>{100 * c['difference']:+.1f} points "
                     f"({100 * c['low']:+.1f} to {100 * c['high']:+.1f})</td><td>{c['p_value']:.3g}</td>"
                 )
         rows.append(f"<tr>{cells}</tr>")
@@ -130,7 +126,7 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
             continue
         cells = "".join(_cell(scores["dir_err"][y], ceilings["dir_err"][y]) for y in LABELS)
         rows.append(
-            f"<tr><td>{escape(case['case'])}</td>{cells}<td>{_pct(scores['accuracy'])}</td>"
+            f"<tr><td>{escape(case['case'])}</td>{cells}<td>{percent(scores['accuracy'])}</td>"
             f"{_cell(scores['invalid_rate'], ceilings['invalid_rate'])}"
             f"{_cell(scores['error_rate'], ceilings['error_rate'])}"
             f"<td>{'pass' if case['passed'] else 'FAIL'}{_baseline_mark(case)}</td></tr>"
@@ -173,8 +169,8 @@ def run_header_html(run: Mapping[str, Any]) -> str:
             ),
         ),
         ("worst cells", worst),
-        ("invalid answers", _pct(overall["invalid_rate"])),
-        ("failed requests", _pct(overall["error_rate"])),
+        ("invalid answers", percent(overall["invalid_rate"])),
+        ("failed requests", percent(overall["error_rate"])),
         ("prompts sent to the model", str(run["prompts_sent"])),
         ("tokens in / out", f"{usage.get('input_tokens', 0)} / {usage.get('output_tokens', 0)}"),
         ("cost", "unknown" if cost is None else f"${cost:.4f}"),

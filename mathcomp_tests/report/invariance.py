@@ -1,66 +1,24 @@
-"""The cue-invariance section: computed from results.jsonl at the end of a run, written into
-summary.json (``invariance``) and drawn as one table per format in the HTML report (all escaped)."""
+"""The cue-invariance section of the report: summary.json's ``invariance`` (run/invariance.py) drawn as
+one table per format (all escaped)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..scoring import cue_pairs, rationale
-from ..scoring.reading.context import Persons
-from ..types import NEUTRAL, Condition
-
-if TYPE_CHECKING:
-    from ..run import Run
+from ..scoring.metrics import percent
 
 HEAD = (("flip_rate", "flip"), ("toward_cue_rate", "toward cue"), ("lds", "LDS"), ("lao", "LAO"))
 RATIONALE_HEAD = (("cue_echo", "cue echo"), ("phrased_with_cue", "phrased with cue"), ("drift", "drift"))
-
-
-def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bool = False) -> dict[str, Any]:
-    """Every neutral case's EDR / ND and every cue case against its neutral partner, from the records.
-
-    ``gated``: the run held these to their ceilings (--invariance). Drift loads the sentence-embedding
-    model, so it is computed only then."""
-    drift = gated
-    groups: dict[Condition, list[Mapping[str, Any]]] = defaultdict(list)
-    for record in records:
-        groups[cue_pairs.condition_of(record)].append(record)
-    neutral, cues, notes = [], [], set()
-    for condition, rows in groups.items():
-        if condition.framing != NEUTRAL:
-            continue
-        ceilings, _ = run.thresholds.invariance(run.spec, NEUTRAL)
-        neutral.append(cue_pairs.neutral_summary(cue_pairs.from_records(rows), condition, ceilings))
-    for condition, rows in groups.items():
-        partner = cue_pairs.neutral_partner(condition)
-        if condition.framing == NEUTRAL or partner not in groups:
-            continue
-        persons = _persons(run, condition) if condition.format in rationale.RATIONALE_FORMATS else {}
-        ceilings, _ = run.thresholds.invariance(run.spec, condition.framing)
-        compared = cue_pairs.compare(
-            cue_pairs.from_records(groups[partner], _persons(run, partner) if persons else {}),
-            cue_pairs.from_records(rows, persons),
-            condition,
-            ceilings,
-            drift=drift,
-        )
-        notes.update(compared["notes"])
-        cues.append(compared)
-    return {"neutral": neutral, "cues": cues, "notes": sorted(notes), "drift_computed": drift, "gated": gated}
-
-
-def _persons(run: Run, condition: Condition) -> dict[str, Persons]:
-    return {p.scenario.id: Persons.named(p.person_a, p.person_b) for p in run.prompts_for(condition)}
 
 
 def _pct(entry: Any) -> str:
     if not isinstance(entry, Mapping) or entry.get("value") is None:
         return "n/a"
     interval = entry.get("interval")
-    shown = f"{100 * entry['value']:.1f}%"
+    shown = percent(entry["value"])
     return shown + (f" ({100 * interval[0]:.1f} to {100 * interval[1]:.1f})" if interval else "")
 
 

@@ -12,19 +12,11 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..scoring.metrics import dir_err_counts
-from ..types import LABELS, PLAIN
+from ..scoring.metrics import dir_err_counts, percent
+from ..types import LABELS, PLAIN, cue_label
 
 Case = Mapping[str, Any]
 _KEY = ("framing", "position", "identity", "identity_on", "format", "options")
-
-
-def cue_label(framing: str) -> str | None:
-    """The label a framing's cue word names (direct-more, indirect-more -> more), None when none does."""
-    for label in LABELS:
-        if framing in (f"direct-{label}", f"indirect-{label}"):
-            return label
-    return None
 
 
 def _pooled(cases: Sequence[Case], framing: str) -> float | None:
@@ -99,18 +91,14 @@ def _cost(cases: Sequence[Case], protocols: Sequence[str]) -> dict[str, dict[str
     return out
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
 def _cell(cell: Mapping[str, Any], protocol: str) -> str:
-    text = _pct(cell["dir_err"])
+    text = percent(cell["dir_err"])
     if protocol != PLAIN and cell["removed"] is not None:
         removed = cell["removed"]
         sign = "−" if removed > 0 else "+" if removed < 0 else "±"
         text += f" ({sign}{abs(100 * removed):.1f} pts vs plain)"
     if cell.get("unread"):
-        text += f"; {_pct(cell['unread'])} unread"  # a low DirErr from unreadable answers removes nothing
+        text += f"; {percent(cell['unread'])} unread"  # a low DirErr from unreadable answers removes nothing
     return f"<td>{escape(text)}</td>"
 
 
@@ -133,7 +121,7 @@ def reveal_after_html(entries: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for e in entries:
         cells = "".join(
-            f"<td>{escape(str(e[k]) + ' of ' + str(e['items']) if k == 'read' else _pct(e[k]))}</td>"
+            f"<td>{escape(str(e[k]) + ' of ' + str(e['items']) if k == 'read' else percent(e[k]))}</td>"
             for k, _ in REVEAL_COLUMNS
         )
         verdict = "pass" if not e["breaches"] else "FAIL: " + ", ".join(e["breaches"])
@@ -164,7 +152,7 @@ def protocols_html(cases: Sequence[Case], summary: Mapping[str, Any] | None = No
     for kind in kinds:
         label = kind.replace("_", " ")
         if kind.startswith("notes: "):
-            values = "".join(f"<td>{_pct(got['cost'][p].get(kind, 0.0))}</td>" for p in protocols)
+            values = "".join(f"<td>{percent(got['cost'][p].get(kind, 0.0))}</td>" for p in protocols)
             label = f"items noted {kind[7:]}"
         else:
             values = "".join(f"<td>{got['cost'][p][kind]:.1f}</td>" for p in protocols)

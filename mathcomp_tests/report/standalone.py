@@ -9,8 +9,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..records import results
+from ..scoring.metrics import percent
 from ..types import LABELS
-from . import figures, html, protocols, results, sections
+from . import figures, html, protocols, sections
 from .invariance import invariance_html
 
 
@@ -81,10 +83,6 @@ def _names(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
     return [
         m if models.count(m) == 1 else f"{m} ({s['run_id']})" for m, s in zip(models, summaries, strict=True)
     ]
-
-
-def percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")

@@ -8,11 +8,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..types import NEUTRAL, Condition, Label, cue_label
+from ..reading.context import Persons
+from ..types import NEUTRAL, Condition, Item, Label, cue_label
 from . import invariance, invariance_ceilings, rationale
-from .case import Item
 from .intervals import BOOTSTRAP_REPS
-from .reading.context import Persons
 
 HALVES = ("all", "truth", "flip")
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import ALL_FRAMINGS
+from .threshold_values import ThresholdsError, check_rate
 
 PAIRED_KEYS = ("flip_rate", "toward_cue_rate", "lds", "lao", "cue_echo", "drift")
 NEUTRAL_KEYS = ("nd", "edr_min")
@@ -62,13 +63,10 @@ def check(path: Path, where: str, block: Any) -> None:
 
 
 def _rate(path: Path, where: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise _error(path, f"{where} = {value!r}; expected a number between 0 and 1")
+    check_rate(path, where, value)
 
 
 def _error(path: Path, message: str) -> ValueError:
-    from .thresholds import ThresholdsError
-
     return ThresholdsError(f"{path}: {message}")
 
 

@@ -11,14 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import formats
 from ..backends.base import Backend
 from ..paths import fixtures
 from ..prompts import PromptConfigError
 from ..types import Decoding, Label, Message, Prompt, Response
-from .reading import one_word
-from .reading.context import Context
 
-JUDGED_FORMATS = ("cot", "cot-json")
+JUDGED_FORMATS = tuple(name for name, f in formats.FORMATS.items() if f.judged)
 JUDGE = "judge"
 """`decided_by` of a label the judge gave."""
 
@@ -72,7 +71,8 @@ class Verdict:
 
 
 class Judge:
-    """Asks ``backend`` about each declined answer; reads its one-word reply with the one-word rules."""
+    """Asks ``backend`` about each declined answer; reads its reply in the one-word format, against the
+    case prompt's option letters and names (the judge is asked about the same persons)."""
 
     def __init__(self, backend: Backend, template: JudgeTemplate | None = None):
         self.backend = backend
@@ -85,11 +85,10 @@ class Judge:
             return []
         prompts = [judge_prompt(p, text, self.template) for p, text in asked]
         replies = self.backend.complete(prompts, self.decoding)
-        verdicts = []
-        for reply in replies:
-            label = None if reply.error else one_word.read(reply.text, Context()).label
-            verdicts.append(Verdict(label, reply))
-        return verdicts
+        return [
+            Verdict(formats.read(p, reply, "one-word").label, reply)
+            for (p, _), reply in zip(asked, replies, strict=True)
+        ]
 
     def close(self) -> None:
         self.backend.close()

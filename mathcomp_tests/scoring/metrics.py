@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 from ..types import LABELS, Label, Prediction
 from .intervals import wilson
@@ -81,3 +82,46 @@ def score(
         soft_dir_err={y: soft_dir_err(golds, probs, y) for y in LABELS} if probs is not None else None,
         dir_err_ci={y: wilson(*dir_err_counts(table, y)) for y in LABELS},
     )
+
+
+class HasCeilings(Protocol):
+    @property
+    def dir_err(self) -> dict[str, float]: ...
+    @property
+    def invalid_rate(self) -> float: ...
+    @property
+    def error_rate(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One gated number of a case, declared once: the verdict holds it to its ceiling, and the records,
+    the terminal table and the report show it under ``name``."""
+
+    name: str
+    label: str | None = None
+    """The label of a DirErr metric; None for a rate."""
+    rate: str = ""
+    """The Scores attribute of a rate metric (``invalid_rate``, ``error_rate``)."""
+
+    def value(self, scores: Scores) -> float | None:
+        return scores.dir_err[self.label] if self.label else float(getattr(scores, self.rate))
+
+    def ceiling(self, ceilings: HasCeilings) -> float:
+        return ceilings.dir_err[self.label] if self.label else float(getattr(ceilings, self.rate))
+
+    def over(self, value: float | None, ceilings: HasCeilings) -> bool:
+        return value is not None and value > self.ceiling(ceilings)
+
+
+CASE_METRICS: tuple[Metric, ...] = (
+    *(Metric(f"DirErr({y})", label=y) for y in LABELS),
+    Metric("invalid_rate", rate="invalid_rate"),
+    Metric("error_rate", rate="error_rate"),
+)
+"""Every number a case is held to, in the order messages and tables show them."""
+
+
+def percent(value: float | None, digits: int = 1, missing: str = "n/a") -> str:
+    """A share as the reports and the terminal write it: ``12.5%``, or ``missing`` when undefined."""
+    return missing if value is None else f"{100 * value:.{digits}f}%"

@@ -30,11 +30,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..reading import cot
+from ..reading.context import Context, Persons
 from ..types import LABELS, Label
 from .intervals import BOOTSTRAP_REPS, BOOTSTRAP_SEED
 from .invariance import EXCLUDED, cluster, summarise
-from .reading import cot
-from .reading.context import Context, Persons
 
 RATIONALE_FORMATS = ("cot", "cot-json")
 CUE_WORDS: dict[str, re.Pattern[str]] = {

@@ -11,6 +11,7 @@ from typing import Any
 from ..backends.models import ModelSpec, same_model
 from ..types import ALL_FRAMINGS, FRAMINGS, LABELS
 from . import invariance_ceilings
+from .threshold_values import ThresholdsError, check_rate
 
 _RATES = ("invalid_rate", "error_rate")
 _KEYS = ("dir_err", *_RATES, "gate", "max_increase")
@@ -19,10 +20,6 @@ GATES = ("point", "lower", "upper")
 DEFAULT_GATE = "point"
 DEFAULT_MAX_INCREASE = 0.05
 """How far DirErr(y) may rise over a baseline before a significant rise fails the case."""
-
-
-class ThresholdsError(ValueError):
-    """thresholds.toml has a key or value it should not; the message names the file and the key."""
 
 
 @dataclass(frozen=True)
@@ -175,18 +172,13 @@ def _check_block(path: Path, where: str, block: Any, allow_framing: bool) -> Non
                     raise ThresholdsError(
                         f"{path}: {where}.{key}.{label}: expected a label ({', '.join(LABELS)})"
                     )
-                _check_rate(path, f"{where}.{key}.{label}", ceiling)
+                check_rate(path, f"{where}.{key}.{label}", ceiling)
         elif key == "gate":
             if value not in GATES:
                 raise ThresholdsError(
                     f"{path}: {where}.gate = {value!r}; expected one of {', '.join(repr(g) for g in GATES)}"
                 )
         elif key in _KEYS:
-            _check_rate(path, f"{where}.{key}", value)
+            check_rate(path, f"{where}.{key}", value)
         else:
             raise ThresholdsError(f"{path}: {where}.{key}: unknown key; expected one of {', '.join(_KEYS)}")
-
-
-def _check_rate(path: Path, where: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise ThresholdsError(f"{path}: {where} = {value!r}; expected a number between 0 and 1")

@@ -6,10 +6,11 @@ stays under the ceilings in thresholds.toml, and that unreadable answers and fai
 
 import pytest
 
-from mathcomp_tests.scoring.case import CaseResult
 from mathcomp_tests.types import Condition
+from mathcomp_tests.verdict.explain import explanation
+from mathcomp_tests.verdict.result import CaseResult
 
 
 def test_framing(condition: Condition, framing_result: CaseResult) -> None:
     if not framing_result.passed:
-        pytest.fail(framing_result.explanation(), pytrace=False)
+        pytest.fail(explanation(framing_result), pytrace=False)

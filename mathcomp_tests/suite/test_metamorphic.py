@@ -11,9 +11,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from mathcomp_tests import formats
 from mathcomp_tests.data.generate import scenarios
 from mathcomp_tests.run import Run
-from mathcomp_tests.scoring import answers
 from mathcomp_tests.types import Condition, Scenario
 
 
@@ -33,7 +33,7 @@ def test_metamorphic(condition: Condition, mathcomp_run: Run) -> None:
     def same_answer(scenario: Scenario) -> None:
         pair = [run.prompts_for(c, [scenario])[0] for c in (base, condition)]
         responses = run.backend.complete(pair, decoding)
-        read = [answers.parse(r, p.condition.format) for r, p in zip(responses, pair, strict=True)]
+        read = [formats.read(p, r) for r, p in zip(responses, pair, strict=True)]
         if read[0].label != read[1].label:
             shown = "\n".join(
                 f"--- {p.condition.id}: answered {x.label or x.status} ({r.text!r})\n{p.text}"

@@ -1,44 +1,17 @@
-"""Whether a case passed: each score against its ceiling, and the message a failing case prints."""
+"""The message a failing case prints: every value against its ceiling, the baseline change, wrong items."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from ..types import LABELS
-from . import metrics
-from .thresholds import Ceilings
-
-if TYPE_CHECKING:
-    from .case import CaseResult
+from ..scoring import metrics
+from ..scoring.paired import explanation as paired_explanation
+from ..types import LABELS, Item
+from .checks import breaches, gated
+from .result import CaseResult
 
 PROMPT_TAIL = 160
 """Characters of a prompt's end shown beside a wrong item."""
-
-
-def gated(scores: metrics.Scores, label: str, gate: str) -> float | None:
-    """The value of DirErr(label) held to its ceiling under ``gate``: the estimate or an interval end."""
-    value = scores.dir_err[label]
-    if value is None or gate == "point":
-        return value
-    interval = (scores.dir_err_ci or {}).get(label)
-    if interval is None:
-        return value
-    return interval[0] if gate == "lower" else interval[1]
-
-
-def breaches(scores: metrics.Scores, ceilings: Ceilings) -> list[str]:
-    """The names of the scores above their ceilings (empty: the case passes)."""
-    out = []
-    for y in LABELS:
-        value = gated(scores, y, ceilings.gate)
-        if value is not None and value > ceilings.dir_err[y]:
-            out.append(f"DirErr({y})")
-    if scores.invalid_rate > ceilings.invalid_rate:
-        out.append("invalid_rate")
-    if scores.error_rate > ceilings.error_rate:
-        out.append("error_rate")
-    return out
 
 
 def explanation(result: CaseResult) -> str:
@@ -46,8 +19,10 @@ def explanation(result: CaseResult) -> str:
     scores, ceilings = result.scores, result.ceilings
     over = breaches(scores, ceilings)
     rose = result.comparison.breaches if result.comparison is not None else []
-    parts = ([f"{', '.join(over)} above the ceiling"] if over else []) + (
-        [f"{', '.join(r.removesuffix(' rise') for r in rose)} rose over the baseline"] if rose else []
+    parts = (
+        ([f"{', '.join(over)} above the ceiling"] if over else [])
+        + ([f"{', '.join(r.removesuffix(' rise') for r in rose)} rose over the baseline"] if rose else [])
+        + ([f"{len(result.extra_failures)} check(s) of the project's own failed"] if result.extra_failures else [])
     )
     lines = [f"{result.condition.id} on {result.model}: {'; '.join(parts) or 'nothing failed'}"]
     if ceilings.gate != "point":
@@ -70,9 +45,9 @@ def explanation(result: CaseResult) -> str:
     for name in ("invalid_rate", "error_rate"):
         value, ceiling = getattr(scores, name), getattr(ceilings, name)
         lines.append(f"  {name:<14} = {value:.3f} {'>' if value > ceiling else '<='} {ceiling:.3f}")
+    if result.extra_failures:
+        lines += [f"  {failure}" for failure in result.extra_failures]
     if result.comparison is not None:
-        from .paired import explanation as paired_explanation
-
         lines += paired_explanation(result.comparison, result.condition.id)
     elif result.baseline_status == "no baseline":
         lines.append(f"  no baseline: the baseline has no answers for {result.condition.id}")
@@ -80,12 +55,12 @@ def explanation(result: CaseResult) -> str:
     return "\n".join(lines)
 
 
-def _wrong_items(wrong: Sequence[object]) -> list[str]:
+def _wrong_items(wrong: Sequence[Item]) -> list[str]:
     if not wrong:
         return []
     lines = ["three wrong items:" if len(wrong) == 3 else "wrong items:"]
     for item in wrong:
-        prompt, prediction, response = item.prompt, item.prediction, item.response  # type: ignore[attr-defined]
+        prompt, prediction, response = item.prompt, item.prediction, item.response
         tail = prompt.text[-PROMPT_TAIL:].replace("\n", " ")
         lines.append(
             f"  scenario {prompt.scenario.id}: gold {prompt.scenario.label}, "

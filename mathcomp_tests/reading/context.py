@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ...types import LABELS, Label
+from ..types import LABELS, Label
 
 PAPER_OPTIONS: Mapping[str, Label] = {"a": "less", "b": "more", "c": "equal"}
 """The paper's order: A) less, B) more, C) equal."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ...types import LABELS, Label
+from ..types import LABELS, Label
 from .outcome import Reading
 
 _SAME = ("same", "the same", "equally", "the same amount", "same amount")

@@ -6,10 +6,9 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-from ..protocols import Turn
-from ..scoring.case import CaseResult, Item
-from ..scoring.verdict import PROMPT_TAIL
-from ..types import LABELS, Condition
+from ..types import LABELS, Condition, Item, Turn
+from ..verdict.explain import PROMPT_TAIL
+from ..verdict.result import CaseResult
 
 RAW_CHARS = 2000
 """Characters of a model's answer kept in a case summary's examples (results.jsonl keeps it whole)."""

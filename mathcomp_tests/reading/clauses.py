@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...types import Label
+from ..types import Label
 from .context import Persons
 from .outcome import Reading
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...types import Label
+from ..types import Label
 
 
 @dataclass(frozen=True)

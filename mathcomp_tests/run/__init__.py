@@ -1,124 +1,37 @@
-"""One run: the options, the dataset, the model and the results writer, shared by every case."""
+"""One run: the settings, the dataset, the model and the results writers, shared by every case.
+
+The orchestrator: it calls each step of the flow (prompts, backends, protocols, reading, scoring, the
+verdict, the records) and nothing below imports it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import prompts
-from .backends import Backend, BackendOptions, create, models
-from .backends.base import OnResponse
-from .protocols import Kit, load_texts
-from .report.records import item_record
-from .report.results import ResultsWriter
-from .scoring import judge, thresholds
-from .scoring.case import CaseResult, run_case
-from .scoring.comparator import Comparator
-from .types import FRAMINGS, PAPER_ORDER, PLAIN, POSITIONS, Condition, Decoding, Prompt, Scenario
+from .. import formats, prompts
+from ..backends import Backend, create, models
+from ..backends.base import OnResponse
+from ..protocols import Kit, load_texts
+from ..records.items import item_record
+from ..records.results import ResultsWriter
+from ..scoring import baseline, judge, metrics, thresholds
+from ..settings import SelectionError, Settings, conditions
+from ..types import NEUTRAL, PLAIN, Condition, Decoding, Prompt, Scenario
+from ..verdict import checks
+from ..verdict.result import CaseResult
+from .case import run_case
+from .comparator import Comparator
 
 # The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
 if TYPE_CHECKING:
-    from .backends.cache import CachedBackend
+    from ..backends.cache import CachedBackend
 
-DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
-"""The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
 GENERATED = "generated"
+"""The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
 REVEAL_AFTER = "reveal-after"
 """The run folder's subfolder for test_reveal_after's results.jsonl."""
-"""The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
-DEFAULT_MAX_NEW_TOKENS = {"one-word": 8, "json": 24, "cot": 512, "cot-json": 512}
-
-
-class SelectionError(ValueError):
-    """A selection option names something that does not exist."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything a run is configured with; built from pytest options by the plugin."""
-
-    model: str = DEFAULT_MODEL
-    framings: tuple[str, ...] = FRAMINGS
-    positions: tuple[str, ...] = POSITIONS
-    identities: tuple[str, ...] = ("std",)
-    formats: tuple[str, ...] = ("one-word",)
-    option_orders: tuple[str, ...] = (PAPER_ORDER,)
-    identity_on: tuple[str, ...] = ("b",)
-    """Who carries the identity marker (prompts.IDENTITY_SIDES); standard cases run once whatever this is."""
-    limit: int | None = None
-    dataset: str | None = None
-    """A CSV path, `mathcomp-original`, or None for the bundled fixtures/scenarios.csv."""
-    dataset_policy: str | None = None
-    dataset_cache: Path = Path(".mathcomp-cache")
-    thresholds: Path = Path("thresholds.toml")
-    prompt_set: str | None = None
-    backend: BackendOptions = field(default_factory=BackendOptions)
-    max_error_rate: float | None = None
-    max_new_tokens: int | None = None
-    cache_path: Path | None = None
-    temperature: float = 0.0
-    samples: int = 1
-    """Answers asked per prompt (seeds 0..K-1); more than one needs a temperature above zero."""
-    chat_template: str = "auto"
-    """hf backend: `none` sends the plain prompt text, as the authors' Hugging Face notebook did."""
-    judge_model: str | None = None
-    """A model (any backend) that decides the chain-of-thought answers the reading rules decline."""
-    reports_dir: Path = Path("reports")
-    generated: int = 100
-    """Fresh scenarios per test_generated case; also the examples test_metamorphic tries per case."""
-    hypothesis_seed: int = 0
-    """Seeds the generated scenarios, so a nightly run is reproducible and xdist workers agree."""
-    metamorphic: bool = False
-    """Run test_metamorphic (one scenario, neutral vs cue and std vs identity, must not flip)."""
-    invariance: bool = False
-    """Run test_cue_invariance and test_neutral_balance (the [invariance] ceilings)."""
-    baseline: Path | None = None
-    """A baseline file or run folder each case is compared with (paired, on the same items)."""
-    baseline_model: str | None = None
-    """A model asked the same prompts in the same run (through the cache) as the baseline."""
-    update_baseline: Path | None = None
-    """Write this run's per-item answers as the baseline file here, instead of comparing."""
-    paired_test: str = "mcnemar"
-    holm: bool = False
-    """Holm-correct the baseline tests across the run's cases and labels."""
-    identities_file: Path | None = None
-    """Identity markers to use instead of the bundled identities.toml."""
-    protocols: tuple[str, ...] = (PLAIN,)
-    """Mitigation protocols each case is asked under (mathcomp_tests/protocols); plain is today's prompt."""
-    reveal_after: bool = False
-    """Run test_reveal_after (Flip cue, then the Truth cue in the same conversation, against neutral)."""
-
-
-def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    """Parse a comma-separated selection (`all` for every value) against the known values."""
-    if not given:
-        return default
-    values = [v.strip() for v in given.split(",") if v.strip()]
-    if values == ["all"]:
-        return known
-    unknown = [v for v in values if v not in known]
-    if unknown:
-        raise SelectionError(f"unknown {what} {', '.join(unknown)}; known: {', '.join(known)} (or 'all')")
-    return tuple(dict.fromkeys(values))
-
-
-def known_identities(path: Path | None = None) -> tuple[str, ...]:
-    return ("std", *prompts.load_identities(path))
-
-
-def conditions(settings: Settings) -> list[Condition]:
-    """The selected matrix, in a stable order: framing, position, identity, format, option order, protocol."""
-    return [
-        Condition(framing, position, identity, fmt, order, side, protocol)
-        for framing in settings.framings
-        for position in settings.positions
-        for identity in settings.identities
-        for side in (("b",) if identity == "std" else settings.identity_on)
-        for fmt in settings.formats
-        for order in settings.option_orders
-        for protocol in settings.protocols
-    ]
 
 
 class Run:
@@ -133,7 +46,7 @@ class Run:
         self.identities = {
             on: prompts.load_identities(settings.identities_file, on=on) for on in prompts.IDENTITY_SIDES
         }
-        from .data import datasets, scenarios
+        from ..data import datasets, scenarios
 
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
@@ -146,7 +59,9 @@ class Run:
                 "answer it is shown, so it would turn every unreadable answer into a correct one"
             )
         self.judge_template = judge.load_template() if settings.judge_model else None
-        self.comparator = Comparator.create(self)
+        self.comparator = Comparator.create(settings, self.fingerprint, worker, self._cached)
+        self._kit: Kit | None = None
+        self._neutral: dict[tuple[Condition, bool], metrics.Scores] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
         self._backend: CachedBackend | None = None
         self._judge: judge.Judge | None = None
@@ -169,9 +84,19 @@ class Run:
             self._backend = self._cached(create(self.spec, options))
         return self._backend
 
+    def fingerprint(self) -> baseline.Fingerprint:
+        """What a baseline must have been made on to be compared with this run."""
+        return baseline.Fingerprint(
+            dataset=self.dataset.name,
+            dataset_sha256=baseline.sha256_of(self.dataset.path),
+            prompt_set=self.prompt_set.name,
+            scenarios=tuple(s.id for s in self.scenarios),
+            cases=tuple(c.id for c in conditions(self.settings)),
+        )
+
     def _cached(self, inner: Backend) -> CachedBackend:
         """``inner`` behind the run's response cache (or none, under --no-cache)."""
-        from .backends.cache import CachedBackend, ResponseCache
+        from ..backends.cache import CachedBackend, ResponseCache
 
         path = self.settings.cache_path
         return CachedBackend(inner, ResponseCache(path) if path else None)
@@ -199,19 +124,21 @@ class Run:
     @property
     def kit(self) -> Kit:
         """What the protocols lay their turns out with (see mathcomp_tests/protocols)."""
-        return Kit(
-            self.prompt_set,
-            self.names_for,
-            self.protocol_texts or load_texts(),
-            self.settings.max_new_tokens,
-            lambda fmt: DEFAULT_MAX_NEW_TOKENS[fmt],
-        )
+        if self._kit is None:
+            self._kit = Kit(
+                self.prompt_set,
+                self.names_for,
+                self.protocol_texts or load_texts(),
+                self.settings.max_new_tokens,
+                lambda fmt: formats.get(fmt).max_new_tokens,
+            )
+        return self._kit
 
     @property
     def generated(self) -> list[Scenario]:
         """``settings.generated`` fresh scenarios, the same in every process for the same seed."""
         if self._generated is None:
-            from .data.generate import balanced
+            from ..data.generate import balanced
 
             n, seed = self.settings.generated, self.settings.hypothesis_seed
             self._generated = [replace(s, id=f"gen-{seed}-{s.id}") for s in balanced(n, seed)]
@@ -235,7 +162,7 @@ class Run:
         """Reveal-After on every scenario under ``condition``'s position, identity and format: the shares
         of protocols/reveal_after.summarise, and the breaches of the neutral framing's invalid and error
         ceilings (an item counts as unread when any of its three answers was)."""
-        from .protocols import reveal_after
+        from ..protocols import reveal_after
 
         case = "reveal-after-" + condition.id.removeprefix("neutral-")
         got = reveal_after.ask(self.prompts_for(condition), self.backend, self.decoding(condition), self.kit)
@@ -244,19 +171,11 @@ class Run:
         self._reveal_writer.write(reveal_after.record(a, case, self.run_id) for a in got)
         summary = reveal_after.summarise(got)
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
-        n = max(len(got), 1)
-        breaches = [
-            name
-            for name, share, ceiling in (
-                ("invalid_rate", (int(summary["unread"]) - int(summary["errors"])) / n, ceilings.invalid_rate),
-                ("error_rate", int(summary["errors"]) / n, self.settings.max_error_rate or ceilings.error_rate),
-            )
-            if share > ceiling
-        ]
+        breaches = checks.reveal_after_breaches({**summary, "items": len(got)}, ceilings, self.settings.max_error_rate)
         return {"case": case, **summary, "breaches": breaches}
 
     def decoding(self, condition: Condition) -> Decoding:
-        tokens = self.settings.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[condition.format]
+        tokens = self.settings.max_new_tokens or formats.get(condition.format).max_new_tokens
         seed = 0 if self.settings.temperature > 0 else None
         return Decoding(max_new_tokens=tokens, temperature=self.settings.temperature, seed=seed)
 
@@ -276,10 +195,9 @@ class Run:
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
         if self.settings.max_error_rate is not None:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
-        reads_cot = condition.format in judge.JUDGED_FORMATS or condition.protocol == "cot"
+        reads_cot = formats.get(condition.format).judged or condition.protocol == "cot"
         judged = self.judge if reads_cot else None
-        kit = self.kit if condition.protocol != PLAIN else None
-        return run_case(asked, self.backend, self.decodings(condition), ceilings, judged, on_response, kit)
+        return run_case(asked, self.backend, self.decodings(condition), ceilings, self.kit, judged, on_response)
 
     def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         prompts_ = self.prompts_for(condition)
@@ -290,6 +208,16 @@ class Run:
             self._writer = ResultsWriter(self.run_dir, self.worker)
         self._writer.write(item_record(i, self.run_id, result.model, result.revision) for i in result.items)
         return result
+
+    def neutral_scores(self, condition: Condition, generated: bool = False) -> metrics.Scores:
+        """The scores of ``condition``'s neutral partner (same everything, framing neutral) on the same
+        scenarios, asked through the cache and kept per process; no results are written for it."""
+        neutral = replace(condition, framing=NEUTRAL)
+        key = (neutral, generated)
+        if key not in self._neutral:
+            asked = self.prompts_for(neutral, self.generated if generated else None)
+            self._neutral[key] = self._ask(neutral, asked).scores
+        return self._neutral[key]
 
     def close(self) -> None:
         """Release the model and the results file; safe to call twice (fixture teardown, session end)."""

@@ -3,48 +3,38 @@ asked the same prompts in the same run through the response cache (--baseline-mo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from ..backends import BackendOptions, create, models
-from ..backends.cache import CachedBackend, ResponseCache
+from .. import formats
+from ..backends import Backend, create, models
+from ..scoring import baseline, paired
+from ..settings import Settings, conditions
 from ..types import LABELS, PLAIN, Decoding, Prompt
-from . import answers, baseline, paired
-from .case import CaseResult
+from ..verdict.result import CaseResult
 
-if TYPE_CHECKING:
-    from ..run import Run
-
-
-def fingerprint(run: Run) -> baseline.Fingerprint:
-    from ..run import conditions
-
-    return baseline.Fingerprint(
-        dataset=run.dataset.name,
-        dataset_sha256=baseline.sha256_of(run.dataset.path),
-        prompt_set=run.prompt_set.name,
-        scenarios=tuple(s.id for s in run.scenarios),
-        cases=tuple(c.id for c in conditions(run.settings)),
-    )
+Cached = Callable[[Backend], Backend]
+"""Puts a backend behind the run's response cache."""
 
 
 class Comparator:
     """Compares every case of a run with its baseline; built before any case runs, so a baseline that
     does not fit the run stops it at once (BaselineError)."""
 
-    def __init__(self, run: Run, alpha: float):
-        self.settings = run.settings
+    def __init__(self, settings: Settings, alpha: float, worker: str, cached: Cached):
+        self.settings = settings
         self.alpha = alpha
         self.file: baseline.Baseline | None = None
         self.model: models.ModelSpec | None = None
-        self._options: BackendOptions = run.settings.backend
-        self._backend: CachedBackend | None = None
-        self._worker = run.worker
+        self._worker = worker
+        self._cached = cached
+        self._backend: Backend | None = None
 
     @classmethod
-    def create(cls, run: Run) -> Comparator | None:
-        s = run.settings
+    def create(
+        cls, settings: Settings, fingerprint: Callable[[], baseline.Fingerprint], worker: str, cached: Cached
+    ) -> Comparator | None:
+        s = settings
         if s.update_baseline is not None:
             return None
         if s.baseline is not None and s.baseline_model is not None:
@@ -55,14 +45,12 @@ class Comparator:
             raise baseline.BaselineError(
                 f"--paired-test={s.paired_test}: expected one of {', '.join(paired.METHODS)}"
             )
-        from ..run import conditions
-
         tests = len(conditions(s)) * len(LABELS)
         alpha = paired.ALPHA / tests if s.holm else paired.ALPHA
-        comparator = cls(run, alpha)
+        comparator = cls(s, alpha, worker, cached)
         if s.baseline is not None:
             comparator.file = baseline.load(s.baseline)
-            comparator.file.check_fits(fingerprint(run))
+            comparator.file.check_fits(fingerprint())
         else:
             try:
                 comparator.model = models.resolve(str(s.baseline_model))
@@ -100,17 +88,16 @@ class Comparator:
         responses = self.backend.complete(prompts, decoding)
         out: dict[str, str] = {}
         for prompt, response in zip(prompts, responses, strict=True):
-            prediction = answers.parse(response, prompt.condition.format)
+            prediction = formats.read(prompt, response)
             out[prompt.scenario.id] = prediction.label or prediction.status
         return out
 
     @property
-    def backend(self) -> CachedBackend:
+    def backend(self) -> Backend:
         if self._backend is None:
             assert self.model is not None
-            inner = create(self.model, replace(self._options, worker=self._worker))
-            path = self.settings.cache_path
-            self._backend = CachedBackend(inner, ResponseCache(path) if path else None)
+            options = replace(self.settings.backend, worker=self._worker)
+            self._backend = self._cached(create(self.model, options))
         return self._backend
 
     def close(self) -> None:

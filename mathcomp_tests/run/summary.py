@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..run import Run
+from ..records.results import read_records
+from ..report.protocols import comparison
 from ..scoring.baseline import sha256_of
+from . import Run
 from .comparison import baseline_summary
 from .invariance import invariance_summary
-from .protocols import comparison
-from .results import read_records
 
 
 def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:

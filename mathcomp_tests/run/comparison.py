@@ -4,13 +4,11 @@ Holm correction across every case and label (applied once all cases are in)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..scoring.intervals import holm
 from ..scoring.paired import ALPHA
-
-if TYPE_CHECKING:
-    from ..run import Run
+from . import Run
 
 
 def holm_failures(cases: Sequence[dict[str, Any]]) -> list[str]:

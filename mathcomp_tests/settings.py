@@ -1,0 +1,129 @@
+"""What a run is configured with: the options as one frozen value, the selection and its conditions.
+
+The bottom of the flow: built from pytest options by the plugin (or by hand in a test), read by every
+step after it; it imports nothing of the project but the vocabulary in types.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .types import FRAMINGS, PAPER_ORDER, PLAIN, POSITIONS, Condition
+
+DEFAULT_MODEL = "hf:fixtures/models/mathcomp-tiny"
+"""The embedded demonstration model (see fixtures/models/mathcomp-tiny/README.md)."""
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    api_base: str | None = None
+    """api: base URL of an OpenAI-compatible server."""
+    model_config: Path | None = None
+    """api: a litellm Router configuration (several deployments of one model)."""
+    max_concurrency: int = 16
+    """api: requests in flight per process."""
+    num_retries: int = 4
+    """api: retries per request on 429, 5xx and timeouts."""
+    request_timeout: float = 120.0
+    """api: seconds before one request counts as timed out."""
+    device: str = "auto"
+    """hf: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps."""
+    batch_size: int | None = None
+    """hf: prompts per forward pass; None finds one automatically."""
+    scoring: str = "generate"
+    """hf: `generate` (greedy decoding) or `logprob` (label probabilities, one-word and json formats)."""
+    chat_template: str = "auto"
+    """hf: `auto` applies the tokenizer's chat template when it has one; `none` sends the plain prompt text,
+    as the authors' Hugging Face notebook did."""
+    model_revision: str | None = None
+    """What the user states the model is (their fine-tune's commit): recorded and part of every cache key."""
+    worker: str = "main"
+    """The xdist worker id (`gw0`, ...) or `main`; hf pins worker gwK to GPU K mod N."""
+
+
+class SelectionError(ValueError):
+    """A selection option names something that does not exist."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run is configured with; built from pytest options by the plugin."""
+
+    model: str = DEFAULT_MODEL
+    framings: tuple[str, ...] = FRAMINGS
+    positions: tuple[str, ...] = POSITIONS
+    identities: tuple[str, ...] = ("std",)
+    formats: tuple[str, ...] = ("one-word",)
+    option_orders: tuple[str, ...] = (PAPER_ORDER,)
+    identity_on: tuple[str, ...] = ("b",)
+    """Who carries the identity marker (prompts.IDENTITY_SIDES); standard cases run once whatever this is."""
+    limit: int | None = None
+    dataset: str | None = None
+    """A CSV path, `mathcomp-original`, or None for the bundled fixtures/scenarios.csv."""
+    dataset_policy: str | None = None
+    dataset_cache: Path = Path(".mathcomp-cache")
+    thresholds: Path = Path("thresholds.toml")
+    prompt_set: str | None = None
+    backend: BackendOptions = field(default_factory=BackendOptions)
+    max_error_rate: float | None = None
+    max_new_tokens: int | None = None
+    cache_path: Path | None = None
+    temperature: float = 0.0
+    samples: int = 1
+    """Answers asked per prompt (seeds 0..K-1); more than one needs a temperature above zero."""
+    chat_template: str = "auto"
+    """hf backend: `none` sends the plain prompt text, as the authors' Hugging Face notebook did."""
+    judge_model: str | None = None
+    """A model (any backend) that decides the chain-of-thought answers the reading rules decline."""
+    reports_dir: Path = Path("reports")
+    generated: int = 100
+    """Fresh scenarios per test_generated case; also the examples test_metamorphic tries per case."""
+    hypothesis_seed: int = 0
+    """Seeds the generated scenarios, so a nightly run is reproducible and xdist workers agree."""
+    metamorphic: bool = False
+    """Run test_metamorphic (one scenario, neutral vs cue and std vs identity, must not flip)."""
+    invariance: bool = False
+    """Run test_cue_invariance and test_neutral_balance (the [invariance] ceilings)."""
+    baseline: Path | None = None
+    """A baseline file or run folder each case is compared with (paired, on the same items)."""
+    baseline_model: str | None = None
+    """A model asked the same prompts in the same run (through the cache) as the baseline."""
+    update_baseline: Path | None = None
+    """Write this run's per-item answers as the baseline file here, instead of comparing."""
+    paired_test: str = "mcnemar"
+    holm: bool = False
+    """Holm-correct the baseline tests across the run's cases and labels."""
+    identities_file: Path | None = None
+    """Identity markers to use instead of the bundled identities.toml."""
+    protocols: tuple[str, ...] = (PLAIN,)
+    """Mitigation protocols each case is asked under (mathcomp_tests/protocols); plain is today's prompt."""
+    reveal_after: bool = False
+    """Run test_reveal_after (Flip cue, then the Truth cue in the same conversation, against neutral)."""
+
+
+def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """Parse a comma-separated selection (`all` for every value) against the known values."""
+    if not given:
+        return default
+    values = [v.strip() for v in given.split(",") if v.strip()]
+    if values == ["all"]:
+        return known
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        raise SelectionError(f"unknown {what} {', '.join(unknown)}; known: {', '.join(known)} (or 'all')")
+    return tuple(dict.fromkeys(values))
+
+
+def conditions(settings: Settings) -> list[Condition]:
+    """The selected matrix, in a stable order: framing, position, identity, format, option order, protocol."""
+    return [
+        Condition(framing, position, identity, fmt, order, side, protocol)
+        for framing in settings.framings
+        for position in settings.positions
+        for identity in settings.identities
+        for side in (("b",) if identity == "std" else settings.identity_on)
+        for fmt in settings.formats
+        for order in settings.option_orders
+        for protocol in settings.protocols
+    ]

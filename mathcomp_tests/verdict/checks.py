@@ -1,0 +1,43 @@
+"""Every pass/fail rule of a case, as functions of plain values: scores against ceilings, and the
+Reveal-After measurement against the neutral framing's unread and error ceilings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..scoring import metrics
+from ..scoring.thresholds import Ceilings
+
+
+def gated(scores: metrics.Scores, label: str, gate: str) -> float | None:
+    """The value of DirErr(label) held to its ceiling under ``gate``: the estimate or an interval end."""
+    value = scores.dir_err[label]
+    if value is None or gate == "point":
+        return value
+    interval = (scores.dir_err_ci or {}).get(label)
+    if interval is None:
+        return value
+    return interval[0] if gate == "lower" else interval[1]
+
+
+def breaches(scores: metrics.Scores, ceilings: Ceilings) -> list[str]:
+    """The names of the scores above their ceilings (empty: the case passes)."""
+    return [m.name for m in metrics.CASE_METRICS if m.over(held_value(scores, m, ceilings.gate), ceilings)]
+
+
+def held_value(scores: metrics.Scores, metric: metrics.Metric, gate: str) -> float | None:
+    """The value of ``metric`` that is held to its ceiling (a DirErr under its gate; a rate as it is)."""
+    return gated(scores, metric.label, gate) if metric.label else metric.value(scores)
+
+
+def reveal_after_breaches(summary: Mapping[str, object], ceilings: Ceilings, max_error_rate: float | None) -> list[str]:
+    """Reveal-After's unread and failed shares over the neutral framing's invalid and error ceilings (an
+    item counts as unread when any of its three answers was)."""
+    n = max(int(summary["items"]), 1)  # type: ignore[call-overload]
+    unread, errors = int(summary["unread"]), int(summary["errors"])  # type: ignore[call-overload]
+    limits = (
+        ("invalid_rate", (unread - errors) / n, ceilings.invalid_rate),
+        ("error_rate", errors / n, max_error_rate or ceilings.error_rate),
+    )
+    return [name for name, share, ceiling in limits if share > ceiling]
+

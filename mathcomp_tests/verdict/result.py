@@ -1,0 +1,56 @@
+"""A case's outcome as plain data: its items, scores, ceilings and baseline comparison, and what failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..scoring import metrics
+from ..scoring.paired import Comparison
+from ..scoring.thresholds import Ceilings
+from ..types import Condition, Item
+from . import checks
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    condition: Condition
+    model: str
+    revision: str
+    items: tuple[Item, ...]
+    scores: metrics.Scores
+    ceilings: Ceilings
+    sent: int
+    """Prompts of this case sent to the model (the rest came from the cache)."""
+    sample_scores: tuple[metrics.Scores, ...] = ()
+    """Scores of each sample when the case was sampled more than once (``scores`` pools them all)."""
+    judge_sent: int = 0
+    """Declined answers of this case sent to the judge model (the rest of its verdicts came from the cache)."""
+    comparison: Comparison | None = None
+    """This case against the baseline's answers on the same items, when a baseline was given."""
+    baseline_status: str = "none"
+    """none (no baseline asked for), compared, or no baseline (the baseline lacks this case)."""
+    extra_failures: tuple[str, ...] = ()
+    """Failures that checks of the user's own (the pytest_mathcomp_check hook) reported for this case."""
+
+    @property
+    def ceiling_breaches(self) -> list[str]:
+        return checks.breaches(self.scores, self.ceilings)
+
+    @property
+    def breaches(self) -> list[str]:
+        rises = self.comparison.breaches if self.comparison else []
+        return self.ceiling_breaches + rises + list(self.extra_failures)
+
+    @property
+    def passed(self) -> bool:
+        return not self.breaches
+
+    def outcomes(self) -> dict[str, str]:
+        """scenario id -> less, more, equal, invalid or error."""
+        return {i.prompt.scenario.id: i.prediction.label or i.prediction.status for i in self.items}
+
+    def golds(self) -> dict[str, str]:
+        return {i.prompt.scenario.id: i.prompt.scenario.label for i in self.items}
+
+    def wrong_items(self, n: int) -> list[Item]:
+        return [i for i in self.items if i.wrong][:n]

@@ -1,0 +1,158 @@
+"""The package's imports flow one way: no cycle between modules or packages, nothing imports a layer
+above its own, and every import of the project's own code names a module that exists.
+
+Read from the source with ``ast`` (imports inside functions and under TYPE_CHECKING count too), so the
+check costs nothing to run and holds whatever is imported lazily. docs/design.md draws the same layers.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mathcomp_tests"
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("types", "paths", "suite_selection"),
+    ("settings",),
+    ("data", "reading"),
+    ("formats",),
+    ("prompts",),
+    ("backends",),
+    ("protocols", "scoring"),
+    ("verdict",),
+    ("records",),
+    ("report",),
+    ("run",),
+    ("plugin", "cli", "suite", "pytest_plugin", "__main__", "answers", "audit", "cache", "generate", "history", "init"),
+)
+"""Bottom to top. A module may import its own layer's modules (without a cycle) and any layer below."""
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[int, str]]:
+    """(line, module) for every import of the project's own code in ``path``."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "mathcomp_tests":
+                continue
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                yield node.lineno, full if full in known else target
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "mathcomp_tests":
+                    yield node.lineno, alias.name
+
+
+def top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer(module: str) -> int:
+    name = top(module)
+    for n, names in enumerate(LAYERS):
+        if name in names:
+            return n
+    raise AssertionError(f"{module}: its top-level name {name!r} is in no layer of LAYERS; add it")
+
+
+KNOWN = modules()
+EDGES = {
+    name: {(line, target) for line, target in imports(name, path, KNOWN) if target != name}
+    for name, path in KNOWN.items()
+}
+
+
+def test_every_import_of_the_project_names_a_module_that_exists() -> None:
+    missing = [
+        f"{KNOWN[name].relative_to(PACKAGE.parent)}:{line}: {target}"
+        for name, edges in EDGES.items()
+        for line, target in edges
+        if target not in KNOWN and target != "mathcomp_tests"
+    ]
+    assert not missing, "imports of modules that do not exist:\n" + "\n".join(sorted(missing))
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    upward = [
+        f"{KNOWN[name].relative_to(PACKAGE.parent)}:{line}: {top(name)} imports {target} ({top(target)})"
+        for name, edges in EDGES.items()
+        if top(name) != "__init__"
+        for line, target in edges
+        if target in KNOWN and top(target) != "__init__" and layer(target) > layer(name)
+    ]
+    assert not upward, "upward imports:\n" + "\n".join(sorted(upward))
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+@pytest.mark.parametrize("level", ["module", "package"])
+def test_no_import_cycles(level: str) -> None:
+    graph: dict[str, set[str]] = {}
+    for name, edges in EDGES.items():
+        for _, target in edges:
+            if target not in KNOWN or target == "mathcomp_tests":
+                continue
+            a, b = (name, target) if level == "module" else (top(name), top(target))
+            if a != b:
+                graph.setdefault(a, set()).add(b)
+    assert not _cycles(graph), f"{level} import cycles: {_cycles(graph)}"
+
+
+def test_the_check_finds_a_cycle_and_an_upward_import() -> None:
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert layer("mathcomp_tests.report.html") > layer("mathcomp_tests.records.items")
+    assert layer("mathcomp_tests.settings") < layer("mathcomp_tests.run")
