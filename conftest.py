@@ -1,0 +1,33 @@
+"""Checks of this repository's own on top of the MathComp suite's ceilings: the worked example of the
+``pytest_mathcomp_check`` hook (``mathcomp init`` writes this same file into a new repository).
+
+A cue word may move a model, but not far: under a direct cue, DirErr of the cued label may exceed the
+neutral case's (same position, identity, format, scenarios) by at most MAX_RISE_OVER_NEUTRAL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+MAX_RISE_OVER_NEUTRAL = 0.10
+"""How far DirErr(y) under direct-y may rise over the neutral case's DirErr(y)."""
+EXEMPT_MODELS = ("mathcomp-tiny",)
+"""Models this check does not hold: the embedded demonstration model follows every cue word by
+construction (its ceilings in thresholds.toml say how far); a model you ship should not be listed."""
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_mathcomp_check(case: Any, scores: Any, neutral: Any) -> list[str]:
+    framing = case.condition.framing
+    if not framing.startswith("direct-") or any(name in case.model for name in EXEMPT_MODELS):
+        return []
+    label = framing.removeprefix("direct-")
+    cued, plain = scores.dir_err[label], neutral.dir_err[label]
+    if cued is None or plain is None or cued - plain <= MAX_RISE_OVER_NEUTRAL:
+        return []
+    return [
+        f"DirErr({label}) under {framing} is {cued:.3f}, {cued - plain:+.3f} over the neutral case's "
+        f"{plain:.3f}; at most {MAX_RISE_OVER_NEUTRAL:+.2f} allowed (conftest.py)"
+    ]
