@@ -80,10 +80,10 @@ def read(path: str | Path) -> list[Row]:
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read the dataset: {exc}") from exc
     records = _records(path, text)
-    _, header = next(records, (1, []))
+    header_line, header = next(records, (1, []))
     if not header:
         raise DatasetError(f"{path}: the file is empty; expected a header line with {', '.join(COLUMNS)}")
-    _check_header(path, header)
+    _check_header(f"{path}, line {header_line}", header)
     at = {c: header.index(c) for c in COLUMNS}
     rows: list[Row] = []
     seen: dict[str, int] = {}
@@ -144,13 +144,13 @@ def _column(header: Sequence[str], index: int) -> str:
     return f"{name} (column {index + 1})" if name else f"column {index + 1}"
 
 
-def _check_header(path: Path, header: list[str]) -> None:
+def _check_header(where: str, header: list[str]) -> None:
     """Every MathComp column present, none named twice (a reader would silently keep only one of them)."""
     first: dict[str, int] = {}
     for i, name in enumerate(header):
         if name and name in first:
             raise DatasetError(
-                f"{path}, line 1, column {i + 1}: column {quote(name)} is named again (first at column "
+                f"{where}, column {i + 1}: column {quote(name)} is named again (first at column "
                 f"{first[name] + 1}); expected each column once"
             )
         first.setdefault(name, i)
@@ -158,12 +158,12 @@ def _check_header(path: Path, header: list[str]) -> None:
     if missing:
         found = ", ".join(quote(h, 40) for h in header[:20]) + (", ..." if len(header) > 20 else "")
         raise DatasetError(
-            f"{path}, line 1: missing column(s) {', '.join(missing)}; "
-            f"expected {', '.join(COLUMNS)}, found {found}"
+            f"{where}: missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}, found {found}"
         )
 
 
 def _check_width(fields: list[str], header: list[str]) -> None:
+    """A field beyond the header's columns would be dropped unseen; most often a comma left unquoted."""
     extra = len(fields) - len(header)
     if extra > 0:
         raise _Problem(
