@@ -214,3 +214,9 @@ def test_the_suite_stops_on_a_bad_dataset_with_one_usage_error(tmp_path: Path, n
     assert run.output.count("ERROR:") == 1 and "Traceback" not in run.output
     assert "passed" not in run.output and "failed" not in run.output
     assert len(run.output) < 2000
+
+
+def test_a_header_after_a_blank_line_is_named_by_its_own_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "blank_first.csv", ROW, header=[*COLUMNS, "task"])
+    path.write_text("\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    assert "line 2, column 11: column 'task' is named again" in error(path)
