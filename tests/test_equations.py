@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from mathcomp_tests.data.equations import EquationError, compare, evaluate, normalise, show
+from mathcomp_tests.data.equations import MAX_LENGTH, EquationError, compare, evaluate, normalise, show
 
 
 @pytest.mark.parametrize(
@@ -102,3 +102,13 @@ def test_compare_labels_b_against_a(a: Fraction, b: Fraction, label: str) -> Non
 def test_show_prints_integers_plainly_and_fractions_with_a_decimal() -> None:
     assert show(Fraction(1160)) == "1160"
     assert show(Fraction(5705, 4)) == "5705/4 (~1426)"
+
+
+@pytest.mark.parametrize("written", ["+".join(["1"] * 20_000), " + ".join(["(1)"] * 300), "1" * 5000])
+def test_an_equation_too_long_to_be_data_is_refused_briefly(written: str) -> None:
+    """20,000 terms used to end in a RecursionError: now the error states the size and the limit only."""
+    with pytest.raises(EquationError) as info:
+        evaluate(written)
+    message = str(info.value)
+    assert f"{len(written)} characters; expected at most {MAX_LENGTH}" in message
+    assert len(message) < 200

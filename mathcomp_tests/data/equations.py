@@ -6,12 +6,16 @@ import re
 from fractions import Fraction
 
 from ..types import Label
+from .quoting import quote, reason
 
 _TIMES = re.compile(r"(?<=[\d)])\s*[x×·X]\s*(?=[\d(])")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
 _IMPLICIT = re.compile(r"(?<=[\d)])\s*(?=\()")
 _ALLOWED = re.compile(r"^[0-9.+\-*/() ]+$")
+MAX_LENGTH = 1000
+"""The longest equation accepted, in characters: MathComp's longest has 54, and sympy's parser recurses once
+per term, so 20,000 terms would end in a RecursionError."""
 
 
 class EquationError(ValueError):
@@ -39,23 +43,27 @@ def evaluate(text: str) -> Fraction:
     import sympy
     from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
 
+    if len(text) > MAX_LENGTH:
+        raise EquationError(
+            f"the equation has {len(text)} characters; expected at most {MAX_LENGTH} characters"
+        )
     sides = normalise(text).split("=")
     if not text.strip() or len(sides) > 2:
-        raise EquationError(f"expected arithmetic like '3 + (2×4)', got {text!r}")
+        raise EquationError(f"expected arithmetic like '3 + (2×4)', got {quote(text)}")
     values = []
     for side in sides:
         side = side.strip()
         if not side or not _ALLOWED.match(side) or "**" in side:
-            raise EquationError(f"expected digits, + - × / and parentheses, got {text!r}")
+            raise EquationError(f"expected digits, + - × / and parentheses, got {quote(text)}")
         try:
             expr = parse_expr(side, transformations=(*standard_transformations, rationalize))
-        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as exc:
-            raise EquationError(f"cannot parse {text!r}: {exc}") from exc
+        except (SyntaxError, TypeError, ValueError, RecursionError, sympy.SympifyError) as exc:
+            raise EquationError(f"cannot parse {quote(text)}: {reason(exc)}") from exc
         if expr.has(sympy.zoo, sympy.nan) or not expr.is_Rational:
-            raise EquationError(f"{text!r} does not evaluate to a finite rational number")
+            raise EquationError(f"{quote(text)} does not evaluate to a finite rational number")
         values.append(Fraction(int(expr.p), int(expr.q)))
     if len(values) == 2 and values[0] != values[1]:
-        raise EquationError(f"{text!r}: left side is {values[0]}, not {values[1]}")
+        raise EquationError(f"{quote(text)}: left side is {values[0]}, not {values[1]}")
     return values[0]
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+import io
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
 from ..types import LABELS, Label, Scenario
 from .equations import EquationError, compare, evaluate, show
+from .quoting import quote
 
 COLUMNS: tuple[str, ...] = (
     "ID",
@@ -24,6 +27,12 @@ COLUMNS: tuple[str, ...] = (
     "natural_language_coefficient",
 )
 _BOOLS = {"true": True, "false": False}
+MAX_FIELD = 10_000
+"""The longest field accepted, in characters; MathComp's longest has 282."""
+PLACEHOLDERS = {"sentence1": ("a", "[PERSON_A]"), "sentence2": ("b", "[PERSON_B]")}
+"""The person each sentence must name, and the placeholder the prompt replaces with that person's name."""
+_PERSON = re.compile(r"\[person[ _]?(a|b)\]", re.IGNORECASE)
+"""Every spelling of a placeholder the prompts fill in (the original writes [Person_A] in some rows)."""
 ProblemKind = Literal["row", "equation", "label", "duplicate"]
 
 
@@ -61,30 +70,27 @@ class _Problem(DatasetError):
 def read(path: str | Path) -> list[Row]:
     """Every row of ``path`` with its verification result, for the audit and the dataset policies.
 
-    Raises DatasetError only when the file as a whole cannot be used (unreadable, no header, missing
-    columns, no rows); a bad row is returned with its problem instead.
+    Raises DatasetError only when the file as a whole cannot be used (unreadable, no header, a column
+    missing or named twice, a NUL byte, a field beyond MAX_FIELD, no rows); a bad row is returned with
+    its problem instead.
     """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read the dataset: {exc}") from exc
-    reader = csv.DictReader(text.splitlines(keepends=True))
-    header = reader.fieldnames or []
+    records = _records(path, text)
+    header_line, header = next(records, (1, []))
     if not header:
         raise DatasetError(f"{path}: the file is empty; expected a header line with {', '.join(COLUMNS)}")
-    missing = [c for c in COLUMNS if c not in header]
-    if missing:
-        raise DatasetError(
-            f"{path}, line 1: missing column(s) {', '.join(missing)}; "
-            f"expected {', '.join(COLUMNS)}, found {', '.join(header)}"
-        )
+    _check_header(f"{path}, line {header_line}", header)
+    at = {c: header.index(c) for c in COLUMNS}
     rows: list[Row] = []
     seen: dict[str, int] = {}
-    for raw in reader:
-        values = {c: (raw.get(c) or "").strip() for c in COLUMNS}
-        line = reader.line_num
+    for line, fields in records:
+        values = {c: (fields[i] if i < len(fields) else "").strip() for c, i in at.items()}
         try:
+            _check_width(fields, header)
             row = Row(line, values, _verify(values))
         except _Problem as exc:
             row = Row(line, values, exc.scenario, str(exc), exc.kind)
@@ -97,6 +103,74 @@ def read(path: str | Path) -> list[Row]:
     if not rows:
         raise DatasetError(f"{path}: the header is there but no scenario rows follow")
     return rows
+
+
+def _records(path: Path, text: str) -> Iterator[tuple[int, list[str]]]:
+    """Each non-blank record with the line it ends on; a NUL byte or an oversized field stops the file."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] = []
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            if "field limit" in str(exc):
+                raise DatasetError(
+                    f"{path}, line {reader.line_num}: a field is longer than {csv.field_size_limit()} "
+                    f"characters; expected at most {MAX_FIELD} characters per field"
+                ) from exc
+            raise DatasetError(f"{path}, line {reader.line_num}: not valid CSV: {exc}") from exc
+        line = reader.line_num
+        for i, field in enumerate(fields):
+            if "\0" in field:
+                raise DatasetError(
+                    f"{path}, line {line}, {_column(header, i)}: a NUL byte; expected text "
+                    "(is the file binary or damaged?)"
+                )
+            if len(field) > MAX_FIELD:
+                raise DatasetError(
+                    f"{path}, line {line}, {_column(header, i)}: {len(field)} characters; "
+                    f"expected at most {MAX_FIELD} characters per field"
+                )
+        if fields:
+            header = header or fields
+            yield line, fields
+
+
+def _column(header: Sequence[str], index: int) -> str:
+    """How an error names a field: the header's name for it, and its position."""
+    name = header[index] if index < len(header) else ""
+    return f"{name} (column {index + 1})" if name else f"column {index + 1}"
+
+
+def _check_header(where: str, header: list[str]) -> None:
+    """Every MathComp column present, none named twice (a reader would silently keep only one of them)."""
+    first: dict[str, int] = {}
+    for i, name in enumerate(header):
+        if name and name in first:
+            raise DatasetError(
+                f"{where}, column {i + 1}: column {quote(name)} is named again (first at column "
+                f"{first[name] + 1}); expected each column once"
+            )
+        first.setdefault(name, i)
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        found = ", ".join(quote(h, 40) for h in header[:20]) + (", ..." if len(header) > 20 else "")
+        raise DatasetError(
+            f"{where}: missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}, found {found}"
+        )
+
+
+def _check_width(fields: list[str], header: list[str]) -> None:
+    """A field beyond the header's columns would be dropped unseen; most often a comma left unquoted."""
+    extra = len(fields) - len(header)
+    if extra > 0:
+        raise _Problem(
+            "row",
+            f"{extra} field(s) after the header's {len(header)} columns, from column {len(header) + 1}; "
+            "expected one field per column (is a comma in a sentence unquoted?)",
+        )
 
 
 def where(path: str | Path, row: Row) -> str:
@@ -121,18 +195,28 @@ def _verify(values: dict[str, str]) -> Scenario:
         raise _Problem("row", f"empty value in {', '.join(empty)}")
     stored = values["result_comparison"].lower()
     if stored not in LABELS:
-        raise _Problem("row", f"result_comparison is {stored!r}; expected one of {', '.join(LABELS)}")
+        raise _Problem("row", f"result_comparison is {quote(stored)}; expected one of {', '.join(LABELS)}")
     verbal = _BOOLS.get(values["natural_language_coefficient"].lower())
     if verbal is None:
         raise _Problem(
             "row",
-            f"natural_language_coefficient is {values['natural_language_coefficient']!r}; expected TRUE or FALSE",
+            f"natural_language_coefficient is {quote(values['natural_language_coefficient'])}; "
+            "expected TRUE or FALSE",
         )
-    try:
-        total_a = evaluate(values["equation_sentence1"])
-        total_b = evaluate(values["equation_sentence2"])
-    except EquationError as exc:
-        raise _Problem("equation", f"bad equation: {exc}") from exc
+    for column, (person, placeholder) in PLACEHOLDERS.items():
+        if person not in {m.group(1).lower() for m in _PERSON.finditer(values[column])}:
+            raise _Problem(
+                "row",
+                f"{column} has no {placeholder} placeholder, so its prompt would never name Person "
+                f"{person.upper()}; expected {placeholder} where the sentence names that person",
+            )
+    totals = []
+    for column in ("equation_sentence1", "equation_sentence2"):
+        try:
+            totals.append(evaluate(values[column]))
+        except EquationError as exc:
+            raise _Problem("equation", f"bad equation in {column}: {exc}") from exc
+    total_a, total_b = totals
     scenario = Scenario(
         id=values["ID"],
         text_a=values["sentence1"],
