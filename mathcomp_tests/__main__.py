@@ -1,6 +1,6 @@
-"""`python -m mathcomp_tests init`: starter files for another repository (code in init.py)."""
+"""`python -m mathcomp_tests COMMAND ...`: the `mathcomp` command (the code is in cli/)."""
 
-from .init import main
+from .cli import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(prog="python -m mathcomp_tests"))

@@ -1,49 +1,6 @@
-"""`python -m mathcomp_tests.answers --format F`: read one answer from stdin as the suite would.
+"""`python -m mathcomp_tests.answers ...`: `mathcomp answers ...` (the code is in cli/answers.py)."""
 
-Prints the label (or `invalid`) and the rule that decided it. Code in scoring/answers.py.
-"""
-
-from __future__ import annotations
-
-import argparse
-import sys
-
-from .formats import NAMES as FORMATS
-from .formats import read_text as read
-from .reading.context import PAPER_OPTIONS, Context, OptionsError, Persons, parse_options
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m mathcomp_tests.answers",
-        description="Read one model answer (stdin) the way the suite does; print the label and the rule.",
-    )
-    parser.add_argument("--format", required=True, choices=FORMATS, help="the answer format asked for")
-    parser.add_argument(
-        "--person-a", default="Person A", help='how the question named Person A (default: "Person A")'
-    )
-    parser.add_argument(
-        "--person-b",
-        default="Person B",
-        help='how the question named Person B, e.g. "the woman" (default: "Person B")',
-    )
-    parser.add_argument(
-        "--options",
-        default=None,
-        help='the option letters as the prompt listed them: "A) more\\nB) less\\nC) equal" or '
-        '"A=more,B=less,C=equal" (default: the paper\'s A) less B) more C) equal)',
-    )
-    args = parser.parse_args(argv)
-    try:
-        options = parse_options(args.options.replace("\\n", "\n")) if args.options else dict(PAPER_OPTIONS)
-        persons = Persons.named(args.person_a, args.person_b)
-    except (OptionsError, ValueError) as exc:
-        parser.error(str(exc))
-    reading = read(sys.stdin.read(), args.format, Context(options, persons))
-    print(reading.label or "invalid")
-    print(f"decided by: {reading.rule}")
-    return 0
-
+from .cli import run_alone
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_alone("answers", "python -m mathcomp_tests.answers"))

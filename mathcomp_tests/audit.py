@@ -1,6 +1,6 @@
-"""`python -m mathcomp_tests.audit PATH.csv ...`: the dataset audit (its code lives in data/audit.py)."""
+"""`python -m mathcomp_tests.audit ...`: `mathcomp audit ...` (the code is in cli/audit.py)."""
 
-from .data.audit import main
+from .cli import run_alone
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_alone("audit", "python -m mathcomp_tests.audit"))

@@ -1,9 +1,6 @@
-"""`python -m mathcomp_tests.cache stats|prune --older-than DAYS|clear [--model M]`.
+"""`python -m mathcomp_tests.cache ...`: `mathcomp cache ...` (the code is in cli/cache.py)."""
 
-The code lives in backends/cache_admin.py.
-"""
-
-from .backends.cache_admin import main
+from .cli import run_alone
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_alone("cache", "python -m mathcomp_tests.cache"))

@@ -1,47 +1,6 @@
-"""`python -m mathcomp_tests.generate --n N --seed S [--labels balanced|paper] > out.csv`: fresh scenarios.
+"""`python -m mathcomp_tests.generate ...`: `mathcomp generate ...` (the code is in cli/generate.py)."""
 
-Rows in the dataset schema, byte-identical for the same seed and options (code in data/generate.py).
-``--fixtures`` writes the bundled 300 instead (the paper's exact distributions; seed 1 is what ships).
-"""
-
-from __future__ import annotations
-
-import argparse
-import sys
-from collections.abc import Sequence
-
-from .data import generate
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m mathcomp_tests.generate", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--n", type=int, default=300, help="how many scenarios (default 300)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument(
-        "--labels",
-        choices=("balanced", "paper"),
-        default="balanced",
-        help="labels in equal thirds (default) or in the paper's proportions (equal 94 / less 119 / more 87)",
-    )
-    parser.add_argument(
-        "--fixtures",
-        action="store_true",
-        help="the bundled set: 300 rows with the paper's exact distributions "
-        f"(ships with --seed {generate.FIXTURE_SEED})",
-    )
-    args = parser.parse_args(argv)
-    if args.n < 1:
-        parser.error(f"--n must be at least 1, got {args.n}")
-    rows = (
-        generate.fixtures(args.seed)
-        if args.fixtures
-        else list(generate.balanced(args.n, args.seed, args.labels))
-    )
-    sys.stdout.write(generate.to_csv(rows))
-    return 0
-
+from .cli import run_alone
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_alone("generate", "python -m mathcomp_tests.generate"))

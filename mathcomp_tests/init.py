@@ -1,13 +1,13 @@
-"""`python -m mathcomp_tests init [DIR]`: starter files for running the suite in another repository.
+"""What `mathcomp init [DIR]` writes: starter files for running the suite in another repository.
 
-Writes ``thresholds.toml`` (the packaged ceilings, to edit), a ``mathcomp-baseline/`` folder and a CI
-example (``.github/workflows/mathcomp.yml``), refuses to overwrite any of them without ``--force``, and
-prints the two commands to run.
+``thresholds.toml`` (the packaged ceilings, to edit), ``conftest.py`` (a check of the project's own through
+the ``pytest_mathcomp_check`` hook, to edit), a ``mathcomp-baseline/`` folder and a CI example
+(``.github/workflows/mathcomp.yml``); none is overwritten without ``force``. The command line is in
+cli/init.py.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from .paths import PACKAGE, default_thresholds
@@ -36,6 +36,7 @@ def starter_files(model: str) -> dict[Path, str]:
         Path(".github", "workflows", "mathcomp.yml"): (STARTER / "mathcomp.yml")
         .read_text(encoding="utf-8")
         .replace("__MODEL__", model),
+        Path("conftest.py"): (STARTER / "conftest.py").read_text(encoding="utf-8"),
     }
 
 
@@ -55,27 +56,3 @@ def init(target: Path, model: str, force: bool = False) -> list[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return list(files)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mathcomp_tests", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    cmd = sub.add_parser("init", help="write thresholds.toml, a baseline folder and a CI example")
-    cmd.add_argument("directory", nargs="?", default=".", type=Path, help="the repository (default: .)")
-    cmd.add_argument(
-        "--model",
-        default="hf:./my-finetune",
-        help="the model your CI tests, as --model takes it (default: %(default)s)",
-    )
-    cmd.add_argument("--force", action="store_true", help="overwrite files that already exist")
-    args = parser.parse_args(argv)
-    try:
-        written = init(args.directory, args.model, args.force)
-    except FileExistsError as exc:
-        parser.exit(1, f"mathcomp_tests init: {exc}\n")
-    for path in written:
-        print(f"wrote {path}")
-    print("\nRun, from the repository root (where thresholds.toml is):")
-    for command in commands(args.model):
-        print(f"  {command}")
-    return 0

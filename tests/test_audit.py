@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.data.audit import Finding, audit, main
+from mathcomp_tests.cli import main
+from mathcomp_tests.data.audit import Finding, audit
 from mathcomp_tests.data.scenarios import COLUMNS, read
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ def test_our_own_scenarios_come_out_clean_and_match_the_papers_tables(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert audit(read(FIXTURES)) == []
-    assert main([str(FIXTURES)]) == 0
+    assert main(["audit", str(FIXTURES)]) == 0
     out = capsys.readouterr().out
     assert "300 rows, 0 fail verification, 0 finding(s)" in out
     tables = [line for line in out.splitlines() if line.startswith("  Table")]
@@ -193,19 +194,19 @@ def test_the_command_line_prints_one_line_per_finding_and_says_so_in_its_status(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = row("5", "[PERSON_A] paid $5 and $3.", "5 + 3", "[PERSON_B] paid $4 and $4.", "4 + 4", "less")
-    assert main([str(write_csv(tmp_path / "bad.csv", [bad]))]) == 1
+    assert main(["audit", str(write_csv(tmp_path / "bad.csv", [bad]))]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("ID 5 (line 2) [label] label disagrees with the equations")
     assert out[1].endswith("1 rows, 1 fail verification, 1 finding(s) (label 1)")
     assert "  Table 4, label (differs: equal, less, more): equal 0/94, less 1/119, more 0/87" in out
 
-    assert main([str(tmp_path / "missing.csv")]) == 2
+    assert main(["audit", str(tmp_path / "missing.csv")]) == 2
     assert "cannot read the dataset" in capsys.readouterr().err
 
 
 def test_python_dash_m_runs_the_audit() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests.data.audit", str(FIXTURES)],
+        [sys.executable, "-m", "mathcomp_tests.audit", str(FIXTURES)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -238,7 +239,7 @@ def test_what_the_audit_finds_in_the_original_dataset(capsys: pytest.CaptureFixt
         line.startswith("ID 11 ") and "literal reading: equal (labelled less)" in line for line in lines
     )
 
-    assert main([original]) == 1
+    assert main(["audit", original]) == 1
     out = capsys.readouterr().out
     assert "300 rows, 3 fail verification, 21 finding(s)" in out
     assert sum("(matches)" in line for line in out.splitlines()) == 4

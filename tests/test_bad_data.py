@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from suite_runner import run_suite
 
+from mathcomp_tests.cli import main
 from mathcomp_tests.data import audit, datasets
 from mathcomp_tests.data.equations import MAX_LENGTH
 from mathcomp_tests.data.scenarios import COLUMNS, MAX_FIELD, DatasetError, load, read
@@ -95,7 +96,7 @@ def test_the_audit_command_reports_a_missing_placeholder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path / "nameless.csv", {**ROW, "sentence2": "He lifted 4 pounds with each arm, then 2."})
-    assert audit.main([str(path)]) == 1
+    assert main(["audit", str(path)]) == 1
     out = capsys.readouterr().out
     assert "ID 1 (line 2) [row] sentence2" in out and "[PERSON_B]" in out
 

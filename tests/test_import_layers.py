@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "mathcomp_tests"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("types", "paths", "suite_selection"),
+    ("types", "paths", "suite_selection", "rootdir"),
     ("settings",),
     ("data", "reading"),
     ("formats",),
@@ -27,9 +27,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("records",),
     ("report",),
     ("run",),
-    ("plugin", "cli", "suite", "pytest_plugin", "__main__", "answers", "audit", "cache", "generate", "history", "init"),
+    ("plugin", "cli", "init", "starter", "suite", "pytest_plugin", "__main__"),
+    ("answers", "audit", "cache", "generate", "history"),
 )
-"""Bottom to top. A module may import its own layer's modules (without a cycle) and any layer below."""
+"""Bottom to top. A module may import its own layer's modules (without a cycle) and any layer below.
+Every ``__main__`` module (``python -m mathcomp_tests.report``) is an entry point: the top layer."""
 
 
 def modules() -> dict[str, Path]:
@@ -65,6 +67,8 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[int
 
 def top(module: str) -> str:
     parts = module.split(".")
+    if parts[-1] == "__main__":
+        return "__main__"
     return parts[1] if len(parts) > 1 else "__init__"
 
 

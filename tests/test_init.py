@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mathcomp_tests import init
+from mathcomp_tests import cli, init
 from mathcomp_tests.paths import default_thresholds
 from mathcomp_tests.scoring import thresholds
 
@@ -69,5 +69,5 @@ def test_force_overwrites(tmp_path: Path) -> None:
 
 def test_init_defaults_to_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert init.main(["init"]) == 0
+    assert cli.main(["init"]) == 0
     assert (tmp_path / "thresholds.toml").is_file()

@@ -63,6 +63,7 @@ def test_the_wheel_carries_the_data_and_the_entry_point(wheel: Path) -> None:
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "[pytest11]" in text and "mathcomp_tests.pytest_plugin = mathcomp_tests.pytest_plugin" in text
+    assert "[console_scripts]" in text and "mathcomp = mathcomp_tests.cli:main" in text
 
 
 @pytest.mark.slow
@@ -155,3 +156,22 @@ def test_init_from_the_installed_wheel_then_the_suite_reads_their_thresholds(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((tmp_path / "reports" / "latest" / "summary.json").read_text())
     assert summary["thresholds"] == str(tmp_path / "thresholds.toml")
+
+
+@pytest.mark.slow
+def test_the_installed_console_script_lists_its_commands_and_runs_one(project: Path, tmp_path: Path) -> None:
+    mathcomp = project / ".venv" / "bin" / "mathcomp"
+    env = {**clean_env(), "COLUMNS": "80"}
+    listed = subprocess.run([str(mathcomp), "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    for name in ("init", "audit", "generate", "answers", "report", "history", "cache"):
+        assert f"\n    {name} " in listed.stdout
+    answer = subprocess.run(
+        [str(mathcomp), "answers", "--format", "one-word"],
+        input="more",
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert answer.stdout.splitlines() == ["more", "decided by: label word"], answer.stderr

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from mathcomp_tests.cli import main
 from mathcomp_tests.data import shortcuts
-from mathcomp_tests.data.audit import main
 from mathcomp_tests.data.scenarios import load, read
 from mathcomp_tests.types import Label, Scenario
 
@@ -66,7 +66,7 @@ def test_a_set_with_derived_steps_on_one_side_leaves_the_bounds() -> None:
 def test_the_audit_prints_the_shortcut_report_beside_the_originals_figures(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main([str(FIXTURES)]) == 0
+    assert main(["audit", str(FIXTURES)]) == 0
     out = capsys.readouterr().out
     assert "naive-sum reader: accuracy" in out and "(original 0.533)" in out
     assert "largest-number rule: accuracy" in out and "(original 0.437)" in out

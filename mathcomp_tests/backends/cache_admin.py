@@ -1,26 +1,64 @@
-"""`python -m mathcomp_tests.cache stats|prune|clear`: look into the response cache and trim it."""
+"""What `mathcomp cache stats|prune|clear` does: look into the response cache, trim it, remove a damaged one.
+
+The command line is in cli/cache.py.
+"""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import os
 import sqlite3
-import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
+from ..rootdir import cache_dir
 from .models import UnknownModelError, resolve
 
 CACHE_FILE = "responses.sqlite"
 DAY = 86400.0
+COMPANIONS = ("-wal", "-shm", "-journal")
+"""The files sqlite keeps beside a database, which belong to it."""
 
 
-def cache_path(cache_dir: str | None) -> Path:
-    """The cache file under --cache-dir, else $MATHCOMP_CACHE_DIR, else ./.mathcomp-cache."""
-    folder = cache_dir or os.environ.get("MATHCOMP_CACHE_DIR") or ".mathcomp-cache"
-    return Path(folder) / CACHE_FILE
+class DamagedCacheError(Exception):
+    """A cache file sqlite cannot read as a response cache (corrupt, not a database, no table in it)."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path} is damaged ({reason})")
+        self.path = path
+        self.reason = reason
+
+
+def cache_path(given: str | None) -> Path:
+    """The cache file under --cache-dir, else $MATHCOMP_CACHE_DIR, else .mathcomp-cache at the rootdir
+    (the folder the suite's plugin uses when run from here)."""
+    return cache_dir(given) / CACHE_FILE
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """A file that is not a readable response cache, as against one busy or read-only just now."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "no such table: responses" in str(exc)
+
+
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if is_damage(exc):
+            raise DamagedCacheError(path, str(exc)) from exc
+        raise
+
+
+def remove(path: Path) -> list[Path]:
+    """Delete the cache file and sqlite's files beside it; the paths removed."""
+    removed = []
+    for file in (path, *(path.with_name(path.name + s) for s in COMPANIONS)):
+        with contextlib.suppress(FileNotFoundError):
+            file.unlink()
+            removed.append(file)
+    return removed
 
 
 def model_names(model: str) -> list[str]:
@@ -49,7 +87,7 @@ def _where(model: str | None, older_than: float | None) -> tuple[str, list[objec
 def stats(path: Path, model: str | None = None) -> list[str]:
     """One line per model and revision: entries, oldest and newest write."""
     where, params = _where(model, None)
-    with sqlite3.connect(path) as db:
+    with _reading(path), contextlib.closing(sqlite3.connect(path)) as db:
         rows = db.execute(
             "SELECT model, revision, COUNT(*), MIN(created), MAX(created) FROM responses"
             f"{where} GROUP BY model, revision ORDER BY model, revision",
@@ -70,35 +108,8 @@ def delete(path: Path, model: str | None = None, older_than_days: float | None =
     """Remove entries (of ``model``, written more than ``older_than_days`` ago); returns how many."""
     cutoff = None if older_than_days is None else time.time() - older_than_days * DAY
     where, params = _where(model, cutoff)
-    with sqlite3.connect(path, timeout=60) as db:
-        removed = db.execute(f"DELETE FROM responses{where}", params).rowcount
-    with sqlite3.connect(path, timeout=60) as db:
+    with _reading(path), contextlib.closing(sqlite3.connect(path, timeout=60)) as db:
+        with db:
+            removed = db.execute(f"DELETE FROM responses{where}", params).rowcount
         db.execute("VACUUM")
     return int(removed)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mathcomp_tests.cache", description=__doc__)
-    parser.add_argument(
-        "--cache-dir", help="the cache folder (default: $MATHCOMP_CACHE_DIR, else .mathcomp-cache)"
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    for name, text in (("stats", "entries per model and revision"), ("clear", "remove entries")):
-        sub = commands.add_parser(name, help=text)
-        sub.add_argument("--model", help="only this model (as given to --model, or as stored)")
-    prune = commands.add_parser("prune", help="remove entries written more than DAYS days ago")
-    prune.add_argument("--older-than", type=float, required=True, metavar="DAYS")
-    prune.add_argument("--model", help="only this model (as given to --model, or as stored)")
-    args = parser.parse_args(argv)
-    path = cache_path(args.cache_dir)
-    if not path.is_file():
-        print(f"no cache at {path}", file=sys.stderr)
-        return 2
-    if args.command == "stats":
-        print("\n".join(stats(path, args.model)))
-        return 0
-    if args.command == "prune" and args.older_than < 0:
-        parser.error("--older-than must be at least 0")
-    removed = delete(path, args.model, args.older_than if args.command == "prune" else None)
-    print(f"removed {removed} entries from {path}")
-    return 0

@@ -1,6 +1,6 @@
 """Audit a MathComp CSV: does every row verify, and do its equations say what its sentences say?
 
-``python -m mathcomp_tests.data.audit PATH.csv`` prints one line per finding (row ID, what is wrong, the label a
+``mathcomp audit PATH.csv`` (cli/audit.py) prints one line per finding (row ID, what is wrong, the label a
 literal reading of the sentences gives) and the file's distributions against the paper's appendix tables.
 Verification problems (a row that cannot be read, an equation that does not parse, a label the equations
 contradict) decide what the dataset policies do; literal-reading findings are reported and never drop a row.
@@ -8,10 +8,8 @@ contradict) decide what the dataset policies do; literal-reading findings are re
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -23,7 +21,7 @@ from ..types import LABELS, Label, Scenario
 from . import numbers
 from .equations import compare, show
 from .numbers import Quantity, Term
-from .scenarios import DatasetError, Row, read
+from .scenarios import Row
 from .shortcuts import ORIGINAL, measure
 from .shortcuts import lines as shortcut_lines
 
@@ -278,29 +276,3 @@ def report(path: Path, rows: Sequence[Row], findings: Sequence[Finding]) -> list
     )
     scenarios = [r.scenario for r in rows if r.scenario is not None]
     return lines + distributions(rows) + shortcut_lines(measure(scenarios), ORIGINAL)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Exit status 0 when every file is clean, 1 when anything was found, 2 when a file cannot be read."""
-    parser = argparse.ArgumentParser(
-        prog="python -m mathcomp_tests.data.audit", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH.csv")
-    args = parser.parse_args(argv)
-    status = 0
-    for path in args.paths:
-        try:
-            rows = read(path)
-        except DatasetError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            status = 2
-            continue
-        findings = audit(rows)
-        print("\n".join(report(path, rows, findings)))
-        if findings:
-            status = max(status, 1)
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

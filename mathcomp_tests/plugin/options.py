@@ -17,6 +17,7 @@ from ..formats import NAMES as FORMATS
 from ..paths import default_thresholds
 from ..prompts import IDENTITY_SIDES, known_identities
 from ..protocols import PROTOCOLS
+from ..rootdir import cache_dir as default_cache_dir
 from ..settings import DEFAULT_MODEL, BackendOptions, SelectionError, Settings, select
 from ..types import ALL_FRAMINGS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS
 
@@ -294,7 +295,7 @@ def settings(config: pytest.Config) -> Settings:
         raise SelectionError(
             "--samples above 1 needs --temperature above 0: greedy answers would all be the same"
         )
-    cache_dir = Path(opt("cache_dir") or root / ".mathcomp-cache")
+    cache_dir = default_cache_dir(opt("cache_dir"), root)
     identities_file = Path(opt("identities_file")) if opt("identities_file") else None
     thresholds = thresholds_path(opt("thresholds"), root)
     return Settings(

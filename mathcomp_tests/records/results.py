@@ -86,3 +86,36 @@ def read_records(run_dir: Path) -> list[dict[str, Any]]:
         return []
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+class RecordsError(ValueError):
+    """A line of results.jsonl that is not a record (other than a last line cut short); names the line."""
+
+
+def read_records_kept(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """results.jsonl of a run that may have been killed while writing it.
+
+    A last line without its newline that does not parse is dropped, and the note returned says so; any
+    other line that is not a JSON object raises RecordsError naming it.
+    """
+    path = run_dir / RESULTS
+    if not path.exists():
+        return [], None
+    lines = path.read_bytes().split(b"\n")
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            if number == len(lines):
+                return records, (
+                    f"{path}: line {number} is cut short (the run was stopped while writing it); "
+                    f"dropped, the {len(records)} records before it kept"
+                )
+            raise RecordsError(f"{path}: line {number} is not a JSON record ({exc})") from exc
+        if not isinstance(record, dict):
+            raise RecordsError(f"{path}: line {number} is not a JSON record (a {type(record).__name__})")
+        records.append(record)
+    return records, None

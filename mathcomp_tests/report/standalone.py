@@ -4,7 +4,7 @@ runs side by side, or every run's metrics across time. Each page is one self-con
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -20,16 +20,46 @@ class RunFolderError(ValueError):
     """A path that is not a finished run folder; the message names it."""
 
 
-def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(summary.json, results.jsonl records) of a finished run."""
+class DamagedRunError(RunFolderError):
+    """A run folder whose summary.json or results.jsonl cannot be read as the suite wrote it."""
+
+
+SUMMARY_KEYS = ("run_id", "model", "cases", "cases_run", "cases_failed")
+"""What the pages read from every summary.json."""
+
+Warn = Callable[[str], None]
+
+
+def load_summary(run_dir: Path) -> dict[str, Any]:
+    """summary.json of a finished run, with the keys the pages read."""
     path = run_dir / results.SUMMARY
+    expected = f"expected the {results.SUMMARY} a suite run writes"
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise RunFolderError(f"{run_dir}: not a finished run folder (no {results.SUMMARY})") from exc
     except ValueError as exc:
-        raise RunFolderError(f"{path}: not valid JSON: {exc}") from exc
-    return summary, results.read_records(run_dir)
+        raise DamagedRunError(f"{path}: not valid JSON ({exc}); {expected}") from exc
+    if not isinstance(summary, dict):
+        raise DamagedRunError(f"{path}: not a JSON object; {expected}")
+    missing = [k for k in SUMMARY_KEYS if k not in summary]
+    if missing:
+        raise DamagedRunError(f"{path}: no {', '.join(map(repr, missing))}; {expected}")
+    if not isinstance(summary["cases"], list):
+        raise DamagedRunError(f"{path}: 'cases' is not a list; {expected}")
+    return summary
+
+
+def load_run(run_dir: Path, warn: Warn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(summary.json, results.jsonl records) of a finished run; ``warn`` hears of a cut last record."""
+    summary = load_summary(run_dir)
+    try:
+        records, note = results.read_records_kept(run_dir)
+    except results.RecordsError as exc:
+        raise DamagedRunError(str(exc)) from exc
+    if note is not None:
+        warn(note)
+    return summary, records
 
 
 def page(title: str, body: str) -> str:
@@ -60,21 +90,21 @@ def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
     return "".join(parts)
 
 
-def rebuild(run_dir: Path) -> str:
-    summary, records = load_run(run_dir)
+def rebuild(run_dir: Path, warn: Warn) -> str:
+    summary, records = load_run(run_dir, warn)
     return page(f"MathComp report: {summary['model']} ({summary['run_id']})", run_body(summary, records))
 
 
 def combine(run_dirs: Sequence[Path]) -> str:
     """Models side by side: one heat-map row per run, then each run's header and table."""
-    runs = [load_run(d) for d in run_dirs]
-    names = _names([s for s, _ in runs])
-    parts = [sections.combined_figures_html([(n, s["cases"]) for n, (s, _) in zip(names, runs, strict=True)])]
-    for name, (summary, _) in zip(names, runs, strict=True):
+    summaries = [load_summary(d) for d in run_dirs]
+    names = _names(summaries)
+    parts = [sections.combined_figures_html([(n, s["cases"]) for n, s in zip(names, summaries, strict=True)])]
+    for name, summary in zip(names, summaries, strict=True):
         parts.append(f"<h2>{escape(name)}</h2>")
         parts.append(html.run_header_html(summary))
         parts.append(html.summary_table_html(summary["model"], summary["cases"]))
-    return page(f"MathComp report: {len(runs)} runs side by side", "".join(parts))
+    return page(f"MathComp report: {len(summaries)} runs side by side", "".join(parts))
 
 
 def _names(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -121,7 +151,7 @@ def history(reports_dir: Path) -> tuple[str, list[tuple[str, str, dict[str, floa
     """The history page, and (model, run id, metrics) for every run, oldest first."""
     rows = []
     for run_dir in run_folders(reports_dir):
-        summary, _ = load_run(run_dir)
+        summary = load_summary(run_dir)
         rows.append((str(summary["model"]), str(summary["run_id"]), run_metrics(summary)))
     parts = []
     for model in dict.fromkeys(m for m, _, _ in rows):

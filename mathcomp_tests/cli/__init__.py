@@ -1,0 +1,56 @@
+"""`mathcomp`: the project's commands, one subcommand each. Every argument parser of the package is here.
+
+`python -m mathcomp_tests` is the same command; `python -m mathcomp_tests.<command>` (answers, audit,
+cache, generate, history, report) run one subcommand alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from types import ModuleType
+
+from . import answers, audit, cache, generate, history, init, report
+
+COMMANDS: dict[str, ModuleType] = {
+    "init": init,
+    "audit": audit,
+    "generate": generate,
+    "answers": answers,
+    "report": report,
+    "history": history,
+    "cache": cache,
+}
+"""Each module: HELP (its line in `mathcomp --help`), configure(parser), run(args, parser) -> exit status;
+its docstring is its --help text."""
+
+DESCRIPTION = (
+    "Commands around the MathComp framing-bias suite (the suite itself runs under pytest: "
+    "pytest --pyargs mathcomp_tests.suite). `mathcomp COMMAND --help` describes each."
+)
+FORMAT = argparse.RawDescriptionHelpFormatter
+
+
+def parser(prog: str = "mathcomp") -> argparse.ArgumentParser:
+    """The whole command: one subparser per module of COMMANDS."""
+    top = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    commands = top.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for name, module in COMMANDS.items():
+        sub = commands.add_parser(name, help=module.HELP, description=module.__doc__, formatter_class=FORMAT)
+        module.configure(sub)
+        sub.set_defaults(_command=module, _parser=sub)
+    return top
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "mathcomp") -> int:
+    """`mathcomp [COMMAND] ...`; the exit status."""
+    args = parser(prog).parse_args(argv)
+    return int(args._command.run(args, args._parser))
+
+
+def run_alone(name: str, prog: str, argv: Sequence[str] | None = None) -> int:
+    """One subcommand as a program of its own (`python -m mathcomp_tests.answers`); the exit status."""
+    module = COMMANDS[name]
+    alone = argparse.ArgumentParser(prog=prog, description=module.__doc__, formatter_class=FORMAT)
+    module.configure(alone)
+    return int(module.run(alone.parse_args(argv), alone))
