@@ -23,10 +23,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mathcomp_tests.records.results import read_records
-
 from mathcomp_tests.backends.models import resolve
 from mathcomp_tests.paths import ROOT
+from mathcomp_tests.records.results import read_records
 from mathcomp_tests.scoring import intervals, paired
 from mathcomp_tests.scoring.thresholds import load
 from mathcomp_tests.settings import DEFAULT_MODEL
