@@ -5,6 +5,7 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -331,13 +332,19 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspec)
 
 
+def _given(scores: Any) -> Any:
+    return scores
+
+
 def _own_checks(config: pytest.Config, run: Run, result: CaseResult, generated: bool = False) -> CaseResult:
     """The failures the project's pytest_mathcomp_check hooks find in ``result`` (see plugin/hookspec.py)."""
     hook = config.hook.pytest_mathcomp_check
     if not hook.get_hookimpls():
         return result
     own = result.condition.framing == NEUTRAL
-    neutral = result.scores if own else run.neutral_scores(result.condition, generated)
+    neutral = functools.partial(_given, result.scores) if own else functools.partial(
+        run.neutral_scores, result.condition, generated
+    )
     found = [failure for got in hook(case=result, scores=result.scores, neutral=neutral) for failure in got or []]
     return replace(result, extra_failures=tuple(str(f) for f in found)) if found else result
 

@@ -4,7 +4,7 @@ Example, in the conftest.py next to your thresholds.toml (``mathcomp init`` writ
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_mathcomp_check(case, scores, neutral):
-        rise = (scores.dir_err["more"] or 0) - (neutral.dir_err["more"] or 0)
+        rise = (scores.dir_err["more"] or 0) - (neutral().dir_err["more"] or 0)
         if case.condition.framing == "direct-more" and rise > 0.10:
             return [f"DirErr(more) {rise:+.3f} over the neutral case"]
         return []
@@ -14,6 +14,7 @@ Example, in the conftest.py next to your thresholds.toml (``mathcomp init`` writ
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -26,12 +27,15 @@ hookspec = pytest.hookspec
 
 
 @hookspec
-def pytest_mathcomp_check(case: CaseResult, scores: Scores, neutral: Scores) -> list[str] | None:
+def pytest_mathcomp_check(
+    case: CaseResult, scores: Scores, neutral: Callable[[], Scores]
+) -> list[str] | None:
     """Extra checks on one case, after its ceilings and baseline were checked.
 
     ``case`` is the case's result (condition, items, ceilings, baseline comparison), ``scores`` its scores,
     and ``neutral`` the scores of the neutral case with the same position, identity, format, option order
-    and protocol on the same scenarios (the case's own scores when it is neutral). Return the failures
+    and protocol on the same scenarios, when called (asked through the response cache on first call; the
+case's own scores when it is neutral). Return the failures
     found, each one line; the case then fails with them, in the terminal table, summary.json and the
     report. Every implementation is called and their failures are joined.
     """

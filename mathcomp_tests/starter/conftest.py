@@ -24,7 +24,7 @@ def pytest_mathcomp_check(case: Any, scores: Any, neutral: Any) -> list[str]:
     if not framing.startswith("direct-") or any(name in case.model for name in EXEMPT_MODELS):
         return []
     label = framing.removeprefix("direct-")
-    cued, plain = scores.dir_err[label], neutral.dir_err[label]
+    cued, plain = scores.dir_err[label], neutral().dir_err[label]
     if cued is None or plain is None or cued - plain <= MAX_RISE_OVER_NEUTRAL:
         return []
     return [
