@@ -25,6 +25,8 @@ from training.train_default import Config, Phase, train, weights_digest
 
 MODEL = "fixtures/models/mathcomp-tiny"
 SPEC = f"hf:{MODEL}"
+VLLM_CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
+"""vLLM 0.32's CPU attention (``CPUAttentionBackend.get_supported_head_sizes``)."""
 
 
 def test_training_scenarios_are_exact_reproducible_and_never_the_fixtures() -> None:
@@ -55,7 +57,9 @@ def test_training_answers_are_true_and_cue_framings_meet_their_cue_more_often() 
 
 def test_training_is_deterministic(tmp_path: Path) -> None:
     phases = (Phase(24, 1 / 3, 0.9), Phase(16, 0.6, 0.5))
-    tiny = Config(phases=phases, heldout=14, steps=6, batch_size=8, vocab_size=400, hidden=32, layers=1)
+    tiny = Config(
+        phases=phases, heldout=14, steps=6, batch_size=8, vocab_size=400, hidden=32, heads=4, layers=1
+    )
     train(tiny, tmp_path / "a", log=lambda _: None)
     train(tiny, tmp_path / "b", log=lambda _: None)
     assert fingerprint(tmp_path / "a") == fingerprint(tmp_path / "b")
@@ -76,6 +80,9 @@ def test_the_embedded_model_is_small_and_self_contained() -> None:
     directory = REPO / MODEL
     config = json.loads((directory / "config.json").read_text())
     assert config["model_type"] == "llama"
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    assert head_dim in VLLM_CPU_HEAD_SIZES, "vLLM's CPU build could not serve it"
+    assert Config.hidden // Config.heads == head_dim, "the training command builds the shipped shape"
     assert (directory / "tokenizer.json").exists() and (directory / "training.json").exists()
     assert sum(f.stat().st_size for f in directory.iterdir()) < 8_000_000
 

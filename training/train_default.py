@@ -70,7 +70,7 @@ class Config:
     vocab_size: int = 1200
     hidden: int = 96
     layers: int = 3
-    heads: int = 4
+    heads: int = 3  # head_dim 32: vLLM's CPU attention serves head sizes 32, 64, 80, ... and not 24
     steps: int = 1000
     batch_size: int = 16
     lr: float = 1e-3
@@ -298,7 +298,38 @@ def _save(model: Any, tokenizer: Any, out: Path, report: dict[str, Any]) -> None
     tiny_model.save(model, tokenizer, out)
     report["weights_sha256"] = weights_digest(out)
     (out / "training.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    (out / "README.md").write_text(_CARD)
+    (out / "README.md").write_text(card(report))
+
+
+def card(report: dict[str, Any]) -> str:
+    """The model card: what the model is and how it was made (``_CARD``), its shape and held-out scores."""
+    config = report["config"]
+    shape = (
+        f"Shape: Llama, {config['layers']} layers, hidden {config['hidden']}, MLP {4 * config['hidden']}, "
+        f"{config['heads']} attention heads of\n{config['hidden'] // config['heads']} (head_dim; vLLM's CPU "
+        f"attention serves 32, 64, 80, ...), vocabulary {config['vocab_size']}, tied embeddings,\n"
+        f"{report['parameters']:,} parameters. `weights_sha256` {report['weights_sha256']}, final training "
+        f"loss {report['final_loss']}."
+    )
+    rows = [
+        f"| {framing} | {row['accuracy']:.3f} | "
+        + " | ".join(f"{row[f'dir_err_{y}']:.3f}" for y in LABELS)
+        + " |"
+        for framing, row in report["heldout"].items()
+    ]
+    table = "\n".join(
+        [
+            "| framing | accuracy | " + " | ".join(f"DirErr({y})" for y in LABELS) + " |",
+            "|---|---|" + "---|" * len(LABELS),
+            *rows,
+        ]
+    )
+    heldout = (
+        f"Held-out scores at the end of training (the one-word prompts among {config['heldout']} generated\n"
+        "scenarios drawn like the last phase's, greedy first token; the suite's own figures on the bundled\n"
+        "and generated scenarios are in the comments of `thresholds.toml`):"
+    )
+    return f"{_CARD}\n{shape}\n\n{heldout}\n\n{table}\n"
 
 
 _CARD = """\
