@@ -22,6 +22,8 @@ import pytest  # noqa: E402
 from servers import transformers_serve  # noqa: E402
 from suite_runner import REPO  # noqa: E402
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture(scope="session")
 def always_more_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
