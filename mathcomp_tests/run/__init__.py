@@ -61,7 +61,7 @@ class Run:
         self.judge_template = judge.load_template() if settings.judge_model else None
         self.comparator = Comparator.create(settings, self.fingerprint, worker, self._cached)
         self._kit: Kit | None = None
-        self._neutral: dict[tuple[Condition, bool], metrics.Scores] = {}
+        self._neutral: dict[tuple[Condition, tuple[str, ...]], metrics.Scores] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
         self._backend: CachedBackend | None = None
         self._judge: judge.Judge | None = None
@@ -197,7 +197,10 @@ class Run:
             ceilings = replace(ceilings, error_rate=self.settings.max_error_rate)
         reads_cot = formats.get(condition.format).judged or condition.protocol == "cot"
         judged = self.judge if reads_cot else None
-        return run_case(asked, self.backend, self.decodings(condition), ceilings, self.kit, judged, on_response)
+        result = run_case(asked, self.backend, self.decodings(condition), ceilings, self.kit, judged, on_response)
+        if condition.framing == NEUTRAL:  # kept for the project's own checks (neutral_scores)
+            self._neutral[(condition, tuple(p.scenario.id for p in asked))] = result.scores
+        return result
 
     def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         prompts_ = self.prompts_for(condition)
@@ -211,12 +214,13 @@ class Run:
 
     def neutral_scores(self, condition: Condition, generated: bool = False) -> metrics.Scores:
         """The scores of ``condition``'s neutral partner (same everything, framing neutral) on the same
-        scenarios, asked through the cache and kept per process; no results are written for it."""
+        scenarios: the neutral case's own when it ran in this process, else asked through the cache
+        (no results are written for it)."""
         neutral = replace(condition, framing=NEUTRAL)
-        key = (neutral, generated)
+        asked = self.prompts_for(neutral, self.generated if generated else None)
+        key = (neutral, tuple(p.scenario.id for p in asked))
         if key not in self._neutral:
-            asked = self.prompts_for(neutral, self.generated if generated else None)
-            self._neutral[key] = self._ask(neutral, asked).scores
+            self._ask(neutral, asked)
         return self._neutral[key]
 
     def close(self) -> None:
