@@ -126,6 +126,36 @@ def test_the_bootstrap_test_agrees_on_a_clear_rise() -> None:
     assert change.breach and change.p_value < 0.01 and change.low is not None and change.low > 0
 
 
+def test_under_a_rise_the_items_shown_are_those_that_raised_it() -> None:
+    """direct-less: the candidate answers less more often. It now gets right ten gold-less items the
+    baseline got wrong (they cannot count towards DirErr(less)) and answers less on 14 items of other golds."""
+    golds = {str(i): ("less", "more", "equal")[i // 20] for i in range(60)}
+    base = {s: ("more" if int(s) < 10 else g) for s, g in golds.items()}
+    base["47"] = "invalid"  # not less: its change to less raised DirErr(less) too
+    raising = [str(i) for i in (*range(21, 28), *range(41, 48))]
+    cand = {s: ("less" if s in raising else g) for s, g in golds.items()}
+    result = paired.compare(golds, cand, base, LIMITS)
+    change = result.changes["less"]
+    assert change.breach and change.rose == 14 and change.fell == 0
+    assert change.rose_scenarios == raising
+    assert [i["scenario"] for i in change.rose_examples] == ["21", "22", "23"]
+    data = json.loads(json.dumps(result.as_dict()))
+    assert data["changes"]["less"]["rose_scenarios"] == raising
+    assert data["changes"]["less"]["rose_examples"][0] == {
+        "scenario": "21",
+        "gold": "more",
+        "baseline": "more",
+        "candidate": "less",
+    }
+    for item in result.changed_items:
+        assert item["gold"] != "less" and item["baseline"] != "less" and item["candidate"] == "less", item
+    assert result.changes["more"].rose_scenarios == [] and result.changes["more"].fell == 10
+    text = "\n".join(paired.explanation(result, "direct-less-begin-std-one-word"))
+    assert "DirErr(less) rose on 14 items newly answered less, e.g. scenarios 21, 22, 23:" in text
+    assert "scenario 21: gold more, baseline more -> now less" in text
+    assert "gold less" not in text and "items whose answer changed" not in text
+
+
 # The suite, run as a user runs it (symbolic backend: fast and deterministic).
 
 ARGS = ("--model=symbolic", "--limit=20", "--framings=neutral,direct-more")
@@ -195,10 +225,21 @@ def test_a_model_worse_than_its_baseline_fails_with_the_paired_message(tmp_path:
         "rose over the baseline" in run.output
         and "against the baseline symbolic (exact McNemar" in run.output
     )
-    assert "items whose answer changed:" in run.output
     case = run.summary["cases"][0]
     rose = [y for y, change in case["baseline"]["changes"].items() if change["breach"]]
     assert rose, case["baseline"]["changes"]
+    for y in rose:
+        change = case["baseline"]["changes"][y]
+        assert len(change["rose_scenarios"]) == change["rose"] > 0
+        shown = ", ".join(i["scenario"] for i in change["rose_examples"])
+        assert (
+            f"DirErr({y}) rose on {change['rose']} items newly answered {y}, e.g. scenarios {shown}:"
+            in run.output
+        )
+        for item in change["rose_examples"]:
+            assert item["gold"] != y != item["baseline"] and item["candidate"] == y, item
+            line = f"scenario {item['scenario']}: gold {item['gold']}, baseline {item['baseline']} -> now {y}"
+            assert line in run.output
     assert [f"DirErr({y}) rise" for y in rose] == [b for b in case["breaches"] if b.endswith(" rise")]
     assert json.loads(json.dumps(run.summary["baseline"]))["rises"]
 

@@ -1,10 +1,22 @@
 """Did DirErr(y) rise over the baseline? A paired test on the same items of one case.
 
 For each label y the pairs are the scenarios whose gold is not y and that both runs answered (failed
-requests leave the pairs, as they leave DirErr's denominator); each side is 1 when it answered y. The
-test is exact McNemar on the discordant pairs with Newcombe's score interval for the difference (default),
-or a paired bootstrap over scenarios (its percentile interval). A label
-breaches when the rise is above ``max_increase`` and the test finds it significant at ``alpha``.
+requests leave the pairs, as they leave DirErr's denominator); each side is 1 when it answered y. A label
+breaches when the rise is above ``max_increase`` and the test finds it significant at ``alpha``; under a
+rise, the items that raised it (the pairs answered y by the candidate only) are kept and shown.
+
+The p-value of both methods is exact McNemar on the discordant pairs; the interval for the difference
+is Newcombe's score interval (``mcnemar``, the default) or a paired bootstrap over scenarios, its
+percentile interval (``bootstrap``). Why the bootstrap method takes no p-value from its resamples: with
+--holm over a nightly run (952 cases, 2,856 tests) each test is held to 0.05 / 2856 = 1.8e-5, and a
+p-value read off B = 2000 resamples stops at 1/B = 5e-4, so no rise could ever be found. Resolving that
+tail would take millions of resamples per test. A normal tail fitted to the bootstrap's spread does not
+stop, but it is a Wald test whose variance is estimated away from the null: anti-conservative just where
+Holm looks (40 discordant pairs: it rejects 4.2e-5 of no-change cases at the 1.7e-5 level, 2.5 times
+too often; exact McNemar 8.4e-6). The null distribution a resampling test should use instead, each
+pair's two answers swapped at random (the sign-flip randomisation test of the paired differences), is for
+0/1 answers the Binomial(discordant, 1/2) on the pairs answered y by the candidate only: exact McNemar,
+computed exactly rather than sampled. So both methods decide alike, and differ in the interval shown.
 """
 
 from __future__ import annotations
@@ -18,6 +30,8 @@ from . import intervals
 
 ALPHA = 0.05
 METHODS = ("mcnemar", "bootstrap")
+EXAMPLES = 3
+"""Items shown under a rise (all of them are counted and kept in ``rose_scenarios``)."""
 
 
 @dataclass(frozen=True)
@@ -37,11 +51,16 @@ class LabelChange:
     max_increase: float
     significant: bool
     breach: bool
+    rose_scenarios: list[str] = field(default_factory=list)
+    """Every pair that raised DirErr(y) (answered y by the candidate only), in the case's order."""
+    rose_examples: list[dict[str, str]] = field(default_factory=list)
+    """The first three of them, with gold, baseline and candidate answers."""
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One case against its baseline: a change per label, and three items whose answer changed."""
+    """One case against its baseline: a change per label, and three items whose answer changed (those
+    that raised the label that rose most first)."""
 
     baseline_model: str
     method: str
@@ -80,24 +99,33 @@ def compare(
     shared = [s for s in candidate if s in baseline]
     changes: dict[str, LabelChange] = {}
     for y in LABELS:
-        pairs = [
-            (int(baseline[s] == y), int(candidate[s] == y))
-            for s in shared
-            if golds[s] != y and "error" not in (baseline[s], candidate[s])
+        paired_ids = [s for s in shared if golds[s] != y and "error" not in (baseline[s], candidate[s])]
+        pairs = [(int(baseline[s] == y), int(candidate[s] == y)) for s in paired_ids]
+        raised = [
+            _item(s, golds, baseline, candidate) for s in paired_ids if candidate[s] == y != baseline[s]
         ]
-        changes[y] = _change(y, pairs, max_increase[y], method, alpha)
-    changed = [
-        {"scenario": s, "gold": golds[s], "baseline": baseline[s], "candidate": candidate[s]}
-        for s in shared
-        if baseline[s] != candidate[s]
-    ]
-    # Show first the items that moved towards a label whose DirErr rose the most.
-    worst = max(LABELS, key=lambda y: changes[y].difference or 0.0)
-    changed.sort(key=lambda i: (i["candidate"] != worst, i["baseline"] == i["gold"]))
-    return Comparison(baseline_model, method, alpha, changes, changed[:3])
+        changes[y] = _change(y, pairs, max_increase[y], method, alpha, raised)
+    worst = max(LABELS, key=lambda y: (changes[y].breach, changes[y].difference or 0.0))
+    raised_worst = set(changes[worst].rose_scenarios)
+    changed = [_item(s, golds, baseline, candidate) for s in shared if baseline[s] != candidate[s]]
+    changed.sort(key=lambda i: (i["scenario"] not in raised_worst, i["baseline"] == i["gold"]))
+    return Comparison(baseline_model, method, alpha, changes, changed[:EXAMPLES])
 
 
-def _change(label: str, pairs: list[tuple[int, int]], limit: float, method: str, alpha: float) -> LabelChange:
+def _item(
+    s: str, golds: Mapping[str, str], baseline: Mapping[str, str], candidate: Mapping[str, str]
+) -> dict[str, str]:
+    return {"scenario": s, "gold": golds[s], "baseline": baseline[s], "candidate": candidate[s]}
+
+
+def _change(
+    label: str,
+    pairs: list[tuple[int, int]],
+    limit: float,
+    method: str,
+    alpha: float,
+    raised: list[dict[str, str]],
+) -> LabelChange:
     n = len(pairs)
     rose = sum(1 for b, c in pairs if c and not b)
     fell = sum(1 for b, c in pairs if b and not c)
@@ -106,19 +134,22 @@ def _change(label: str, pairs: list[tuple[int, int]], limit: float, method: str,
     base = sum(b for b, _ in pairs) / n
     cand = sum(c for _, c in pairs) / n
     if method == "bootstrap":
-        d, low, high, p = intervals.paired_bootstrap(pairs)
+        d, low, high = intervals.paired_bootstrap(pairs)
     else:
         both = sum(1 for b, c in pairs if b and c)
         d, low, high = intervals.paired_difference(both, rose, fell, n)
-        p = intervals.mcnemar_exact(rose, fell)
+    p = intervals.mcnemar_exact(rose, fell)
     significant = p < alpha
     breach = significant and d > limit
-    return LabelChange(label, base, cand, d, low, high, p, n, rose, fell, limit, significant, breach)
+    ids, examples = [i["scenario"] for i in raised], raised[:EXAMPLES]
+    return LabelChange(
+        label, base, cand, d, low, high, p, n, rose, fell, limit, significant, breach, ids, examples
+    )
 
 
 def explanation(comparison: Comparison, case_id: str) -> list[str]:
     """Lines for a failing case: both values, the difference with its interval, the p-value, three items."""
-    test = "exact McNemar" if comparison.method == "mcnemar" else "paired bootstrap"
+    test = "exact McNemar" if comparison.method == "mcnemar" else "paired bootstrap interval, exact McNemar p"
     lines = [
         f"{case_id} against the baseline {comparison.baseline_model} ({test}, alpha {comparison.alpha:g}):"
     ]
@@ -133,11 +164,22 @@ def explanation(comparison: Comparison, case_id: str) -> list[str]:
             f"max increase {c.max_increase:.3f}: {verdict}"
             f"   ({c.pairs} pairs: {c.rose} newly answered {y}, {c.fell} no longer)"
         )
-    if comparison.changed_items:
+    risen = [c for c in comparison.changes.values() if c.breach]
+    for c in risen:
+        shown = ", ".join(i["scenario"] for i in c.rose_examples)
+        lines.append(
+            f"DirErr({c.label}) rose on {c.rose} items newly answered {c.label}, "
+            f"e.g. scenario{'s' if len(c.rose_examples) > 1 else ''} {shown}:"
+        )
+        lines += _item_lines(c.rose_examples)
+    if not risen and comparison.changed_items:
         lines.append("items whose answer changed:")
-        for item in comparison.changed_items:
-            lines.append(
-                f"  scenario {item['scenario']}: gold {item['gold']}, "
-                f"baseline {item['baseline']} -> now {item['candidate']}"
-            )
+        lines += _item_lines(comparison.changed_items)
     return lines
+
+
+def _item_lines(items: list[dict[str, str]]) -> list[str]:
+    return [
+        f"  scenario {i['scenario']}: gold {i['gold']}, baseline {i['baseline']} -> now {i['candidate']}"
+        for i in items
+    ]
