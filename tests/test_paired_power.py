@@ -10,7 +10,7 @@ from typing import Any
 import mpmath
 import pytest
 
-from mathcomp_tests.report.comparison import holm_failures
+from mathcomp_tests.run.comparison import holm_failures
 from mathcomp_tests.scoring import intervals, paired
 
 LIMITS = dict.fromkeys(("less", "more", "equal"), 0.05)
