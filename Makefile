@@ -1,7 +1,7 @@
 # Two commands do everything, each doing its own set-up first:
 #   make suite   the MathComp regression suite on the default model; report under reports/latest/
 #   make test    the project's own checks: lint, types, tests (offline)
-#   make bench   every benchmark (~15 min on 2 cores); numbers and table under reports/benchmarks/, README table
+#   make bench   every benchmark (~15 min on 2 cores); numbers and table under reports/benchmarks/ and in docs/benchmarks.md
 # Extra pytest arguments: make suite ARGS="--model=qwen2.5-3b --identities=all"; a shorter bench: make bench ARGS=--quick
 
 PYTHON ?= python3

@@ -3,8 +3,8 @@
 Runs each benchmark script in its own process, one after the other, with the load average before and
 after each; collects what each wrote under reports/benchmarks/ into reports/benchmarks/<YYYY-MM-DD>.json
 with the machine (CPU, cores, memory, GPU, versions), and writes the table to
-reports/benchmarks/README.md and between the markers of the Benchmarks section of README.md.
-``--quick`` (a few minutes) writes <YYYY-MM-DD>-quick.json and quick.md and leaves README.md alone.
+reports/benchmarks/README.md and between the markers of docs/benchmarks.md.
+``--quick`` (a few minutes) writes <YYYY-MM-DD>-quick.json and quick.md and leaves docs/benchmarks.md alone.
 A benchmark that fails is recorded as failed; the others still run.
 """
 
@@ -97,9 +97,11 @@ def collected(step: Step) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--quick", action="store_true", help="smaller runs, a few minutes; README.md untouched"
+        "--quick", action="store_true", help=f"smaller runs, a few minutes; {table.PAGE} untouched"
     )
-    parser.add_argument("--only", default="", help="comma-separated benchmark names (README.md untouched)")
+    parser.add_argument(
+        "--only", default="", help=f"comma-separated benchmark names ({table.PAGE} untouched)"
+    )
     parser.add_argument(
         "--collect",
         action="store_true",
@@ -128,8 +130,8 @@ def main() -> None:
     text = table.markdown(results)
     (OUT_DIR / ("quick.md" if partial else "README.md")).write_text("# Benchmarks\n\n" + text)
     if not partial:
-        readme = ROOT / "README.md"
-        readme.write_text(table.replace_between(readme.read_text(), text))
+        page = ROOT / table.PAGE
+        page.write_text(table.replace_between(page.read_text(), text))
     print(text)
     print(f"written: reports/benchmarks/{stem}.json and the table ({results['total_s'] / 60:.1f} min)")
 

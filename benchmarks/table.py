@@ -1,5 +1,5 @@
 """The benchmark table: one row per measurement, built from the results ``python -m benchmarks`` collects,
-written to reports/benchmarks/README.md and between two marker comments in the project's README."""
+written to reports/benchmarks/README.md and between two marker comments in docs/benchmarks.md (PAGE)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 
 START = "<!-- benchmarks:start (written by `make bench`; edit benchmarks/table.py, not this table) -->"
 END = "<!-- benchmarks:end -->"
+PAGE = "docs/benchmarks.md"
+"""The page, relative to the repository root, that holds the table between START and END."""
 Row = tuple[str, str, str]
 Result = Mapping[str, Any]
 
@@ -238,8 +240,8 @@ def _cell(text: str) -> str:
 
 def replace_between(text: str, block: str) -> str:
     """``text`` with whatever stands between START and END replaced by ``block``; an error when either is
-    missing or out of order, so a README edited by hand is never overwritten blindly."""
+    missing or out of order, so a page edited by hand is never overwritten blindly."""
     start, end = text.find(START), text.find(END)
     if start < 0 or end < 0 or end < start:
-        raise ValueError(f"the README needs the markers {START!r} and {END!r}, in that order")
+        raise ValueError(f"{PAGE} needs the markers {START!r} and {END!r}, in that order")
     return text[: start + len(START)] + "\n" + block.rstrip("\n") + "\n" + text[end:]

@@ -1,13 +1,16 @@
-"""The benchmark driver's table: built from a hand-made results dict, merged into a README between markers.
-No benchmark runs here and no time is asserted."""
+"""The benchmark driver's table: built from a hand-made results dict, merged into docs/benchmarks.md between
+markers. No benchmark runs here and no time is asserted."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchmarks import table
+
+REPO = Path(__file__).resolve().parents[1]
 
 MACHINE = {
     "cpu": "Test CPU",
@@ -81,16 +84,28 @@ def test_markdown_names_the_machine_and_escapes_cells() -> None:
     assert text.count("\n| ") == 2  # header and one row
 
 
-def test_the_readme_block_is_replaced_between_the_markers_only() -> None:
-    readme = f"# Title\n\n## Benchmarks\nintro\n{table.START}\nold table\n{table.END}\nafter\n"
-    once = table.replace_between(readme, "| new |\n")
-    assert once == f"# Title\n\n## Benchmarks\nintro\n{table.START}\n| new |\n{table.END}\nafter\n"
+def test_the_block_is_replaced_between_the_markers_only() -> None:
+    page = f"# Benchmarks\n\nintro\n{table.START}\nold table\n{table.END}\nafter\n"
+    once = table.replace_between(page, "| new |\n")
+    assert once == f"# Benchmarks\n\nintro\n{table.START}\n| new |\n{table.END}\nafter\n"
     assert table.replace_between(once, "| new |") == once
 
 
 @pytest.mark.parametrize(
     "text", ["no markers", f"{table.START} only the start", f"{table.END} before {table.START}"]
 )
-def test_a_readme_without_both_markers_in_order_is_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="needs the markers"):
+def test_a_page_without_both_markers_in_order_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match=f"{table.PAGE} needs the markers"):
         table.replace_between(text, "x")
+
+
+def test_the_benchmarks_page_holds_the_table_that_make_bench_last_wrote() -> None:
+    """make bench writes the same table into reports/benchmarks/README.md and between the page's markers;
+    the page must have both markers (or make bench stops) and README.md must have none."""
+    page = (REPO / table.PAGE).read_text()
+    start, end = page.index(table.START), page.index(table.END)
+    assert start < end
+    generated = (REPO / "reports" / "benchmarks" / "README.md").read_text()
+    assert page[start + len(table.START) + 1 : end] == generated.removeprefix("# Benchmarks\n\n")
+    assert table.replace_between(page, generated.removeprefix("# Benchmarks\n\n")) == page
+    assert table.START not in (REPO / "README.md").read_text()

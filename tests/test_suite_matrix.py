@@ -91,7 +91,8 @@ def test_option_orders_and_identity_sides_run_end_to_end(tmp_path: Path) -> None
     assert html.count("Decided by rule: 4, by judge: 0, invalid: 0, errors: 0") == len(cases)
 
 
-def test_the_readmes_selection_sizes_are_what_the_matrix_gives() -> None:
+def test_the_documented_selection_sizes_are_what_the_matrix_gives() -> None:
+    """docs/selecting-cases.md's table of cases and prompts per selection."""
     from mathcomp_tests.data.scenarios import load
     from mathcomp_tests.formats import NAMES as FORMATS
     from mathcomp_tests.prompts import IDENTITY_SIDES, known_identities
@@ -120,6 +121,6 @@ def test_the_readmes_selection_sizes_are_what_the_matrix_gives() -> None:
             )
         ),
     }
-    readme = (REPO / "README.md").read_text()
+    page = (REPO / "docs" / "selecting-cases.md").read_text()
     for what, cases in sizes.items():
-        assert f"| {cases:,} | {cases * n:,} |" in readme, what
+        assert f"| {cases:,} | {cases * n:,} |" in page, what

@@ -6,7 +6,7 @@ any list of verified scenarios: the naive-sum reader (add up the numerals of eac
 words) with its accuracy and DirErr per label; the largest-number rule (the side holding the largest
 single numeral has the larger total); where derived steps sit (A vs B, per label); operators per equation;
 amounts per sentence; percentages, decimals, deductions and "that" per side. ``breaches`` checks the
-bounds the README states; the fixtures and the generator's output must keep them.
+bounds docs/data.md states; the fixtures and the generator's output must keep them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .equations import compare, normalise
 
 @dataclass(frozen=True)
 class Bounds:
-    """What a shipped or generated set must keep (README, "Balance bounds")."""
+    """What a shipped or generated set must keep (docs/data.md, "Balance bounds")."""
 
     naive_accuracy: float = 0.53
     naive_dir_err: float = 0.45

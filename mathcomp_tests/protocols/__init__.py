@@ -2,8 +2,8 @@
 
 Each protocol is a module with one function, ``ask`` (see base.py for its shape), registered in ``ASK``
 below: a new protocol is its module and one line here. ``plain`` is today's
-single request; the others add or replace turns and read the label their own way. README: "Mitigation
-protocols".
+single request; the others add or replace turns and read the label their own way. docs/cue-invariance-and-protocols.md,
+"Mitigation protocols".
 """
 
 from __future__ import annotations
