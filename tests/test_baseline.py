@@ -49,7 +49,10 @@ def test_a_baseline_file_reads_back_what_was_written(tmp_path: Path) -> None:
             lambda t: t.replace("prompt-set: hf\n", ""),
             r"baseline.txt: not a baseline file: missing prompt-set",
         ),
-        (lambda t: t.replace("format: 1", "format: 9"), r"baseline format '9'"),
+        (
+            lambda t: t.replace("format: 2", "format: 9"),
+            r"baseline format '9'; this version reads format 1 or 2",
+        ),
         (lambda t: t + "colour: blue\n", r"baseline.txt:\d+: unknown key 'colour'"),
         (lambda t: t + "no colon here\n", r"baseline.txt:\d+: expected `key: value`"),
     ],
@@ -277,3 +280,157 @@ def test_holm_uses_alpha_over_m_per_case_and_the_full_step_down_at_the_end(tmp_p
     # m = 1 case x 3 labels: each test at 0.05 / 3; the rise of DirErr(more) (p about 1e-7) still fails.
     assert run.returncode == 1, run.output
     assert "exact McNemar, alpha 0.0166667" in run.output and run.summary["baseline"]["holm"] is True
+
+
+# Generated cases and the model a baseline records.
+
+
+def _with_generated(tmp_path: Path) -> baseline.Baseline:
+    draw = baseline.Draw(seed=7, sha256="cd" * 32, scenarios=("gen-7-1", "gen-7-2"))
+    cases = {
+        **_baseline(tmp_path).cases,
+        "generated:neutral-begin-std-one-word": {"gen-7-1": "more", "gen-7-2": "equal"},
+    }
+    return replace(_baseline(tmp_path), cases=cases, generated=draw)
+
+
+def test_generated_cases_are_written_under_their_own_scenarios_and_read_back(tmp_path: Path) -> None:
+    written = baseline.write(_with_generated(tmp_path), tmp_path / "baseline.txt")
+    text = written.read_text()
+    assert "format: 2" in text
+    assert "generated-seed: 7\n" in text and "generated-scenarios: gen-7-1 gen-7-2\n" in text
+    assert "case generated:neutral-begin-std-one-word: me\n" in text
+    assert baseline.load(written) == _with_generated(tmp_path)
+
+
+def test_a_format_1_file_is_still_read(tmp_path: Path) -> None:
+    path = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    path.write_text(path.read_text().replace("format: 2", "format: 1"))
+    assert baseline.load(path) == _baseline(tmp_path)
+
+
+def test_a_generated_case_without_its_scenarios_names_the_line(tmp_path: Path) -> None:
+    path = baseline.write(_with_generated(tmp_path), tmp_path / "baseline.txt")
+    path.write_text("".join(x for x in path.read_text().splitlines(True) if not x.startswith("generated-")))
+    with pytest.raises(
+        BaselineError, match=r"baseline.txt:\d+: case generated:neutral.* is a generated case"
+    ):
+        baseline.load(path)
+    path.write_text(path.read_text() + "generated-seed: x\n")
+    with pytest.raises(BaselineError, match="generated-seed without generated-sha256, generated-scenarios"):
+        baseline.load(path)
+
+
+def test_generated_cases_fit_only_the_same_count_seed_and_scenarios(tmp_path: Path) -> None:
+    base = _with_generated(tmp_path)
+    assert base.generated is not None
+    base.check_generated_fits(base.generated)
+    _baseline(tmp_path).check_generated_fits(replace(base.generated, seed=1))  # none to compare: fits
+    with pytest.raises(
+        BaselineError,
+        match=r"generated cases \(test_generated\): drawn with --generated=2 --hypothesis-seed=7 there, "
+        r"--generated=2 --hypothesis-seed=8 here; run with its options, or rewrite the baseline",
+    ):
+        base.check_generated_fits(replace(base.generated, seed=8))
+    with pytest.raises(BaselineError, match=r"--generated=2 --hypothesis-seed=7 there, --generated=1 "):
+        base.check_generated_fits(replace(base.generated, scenarios=("gen-7-1",)))
+    with pytest.raises(BaselineError, match=r"the same options \(.*\) now draw other scenarios"):
+        base.check_generated_fits(replace(base.generated, sha256="ef" * 32))
+
+
+def test_the_model_is_recorded_relative_to_the_file_and_found_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mathcomp_tests.paths import bundled
+
+    (tmp_path / "models" / "base").mkdir(parents=True)
+    own = replace(_baseline(tmp_path), model=f"hf:{(tmp_path / 'models' / 'base').resolve()}")
+    path = baseline.write(own, tmp_path / "gate" / ".." / "baseline.txt")
+    assert "model: hf:./models/base\n" in path.read_text()
+    demo = replace(_baseline(tmp_path), model=f"hf:{(bundled() / 'models' / 'mathcomp-tiny').resolve()}")
+    demo_path = baseline.write(demo, tmp_path / "demo.txt")
+    assert "model: hf:fixtures/models/mathcomp-tiny\n" in demo_path.read_text()
+    monkeypatch.chdir(tmp_path / "models")  # read from elsewhere: relative to the file, not the cwd
+    spec = baseline.load(path).model_spec()
+    assert spec is not None and spec.directory == (tmp_path / "models" / "base").resolve()
+    assert spec.given == "hf:./models/base"
+    demo_spec = baseline.load(demo_path).model_spec()
+    assert demo_spec is not None and demo_spec.directory == (bundled() / "models" / "mathcomp-tiny").resolve()
+    assert replace(_baseline(tmp_path), model="no-such-alias").model_spec() is None
+
+
+GENERATED_ARGS = (*ARGS, "--positions=begin", "--limit=5", "--generated=6", "--hypothesis-seed=3")
+
+
+def test_generated_cases_are_written_compared_and_must_be_drawn_alike(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.txt"
+    first = run_suite(tmp_path, *GENERATED_ARGS, f"--update-baseline={path}", generated=True)
+    assert first.returncode == 0, first.output
+    assert "baseline written: " in first.output and "(2 cases, 2 generated cases)" in first.output
+    written = baseline.load(path)
+    assert written.generated is not None and written.generated.options == "--generated=6 --hypothesis-seed=3"
+    assert sorted(written.cases) == [
+        "direct-more-begin-std-one-word",
+        "generated:direct-more-begin-std-one-word",
+        "generated:neutral-begin-std-one-word",
+        "neutral-begin-std-one-word",
+    ]
+    again = run_suite(tmp_path, *GENERATED_ARGS, f"--baseline={path}", generated=True)
+    assert again.returncode == 0, again.output
+    summary = again.summary
+    assert (summary["cases_run"], summary["cases_failed"], summary["baseline"]["compared"]) == (4, 0, 4)
+    assert [c["case"] for c in summary["generated_cases"]] == [
+        "generated:neutral-begin-std-one-word",
+        "generated:direct-more-begin-std-one-word",
+    ]
+    assert all(c["baseline"]["status"] == "compared" for c in summary["generated_cases"])
+    assert summary["generated"]["seed"] == 3 and summary["generated"]["count"] == 6
+    assert "generated:direct-more-begin-std-one-word " in again.output
+    assert (
+        "baseline symbolic: 4 cases compared, 0 rises, largest change +0.0 points (no DirErr changed)"
+        in again.output
+    )
+    # The run folder serves as a baseline for the generated cases too.
+    folder = run_suite(tmp_path, *GENERATED_ARGS, f"--baseline={again.run_dir}", generated=True)
+    assert folder.returncode == 0 and folder.summary["baseline"]["compared"] == 4, folder.output
+    reports = set((tmp_path / "reports").iterdir())
+    other = run_suite(tmp_path, *GENERATED_ARGS, "--hypothesis-seed=4", f"--baseline={path}", generated=True)
+    assert other.returncode == 4, other.output
+    assert (
+        f"baseline {path} does not fit this run's generated cases (test_generated): drawn with --generated=6 "
+        "--hypothesis-seed=3 there, --generated=6 --hypothesis-seed=4 here" in other.output
+    )
+    assert set((tmp_path / "reports").iterdir()) == reports  # no run folder left behind
+    fewer = run_suite(tmp_path, *GENERATED_ARGS, "--generated=5", f"--baseline={path}", generated=True)
+    assert fewer.returncode == 4 and "--generated=5 --hypothesis-seed=3 here" in fewer.output
+    # Without test_generated, its draw does not matter.
+    fixed = run_suite(tmp_path, *GENERATED_ARGS, "--generated=5", f"--baseline={path}")
+    assert fixed.returncode == 0, fixed.output
+
+
+def test_a_failing_generated_case_prints_its_explanation_not_a_traceback(tmp_path: Path) -> None:
+    """The demo model against the always-right reference's answers on the same generated scenarios."""
+    path = tmp_path / "baseline.txt"
+    args = (
+        "--framings=direct-more",
+        "--positions=begin",
+        "--limit=5",
+        "--generated=30",
+        "-k",
+        "test_generated",
+    )
+    assert (
+        run_suite(tmp_path, "--model=symbolic", *args, f"--update-baseline={path}", generated=True).returncode
+        == 0
+    )
+    run = run_suite(tmp_path, *args, f"--baseline={path}", generated=True)
+    assert run.returncode == 1, run.output
+    failure = run.output.split("_ test_generated[direct-more-begin-std-one-word] _")[1]
+    assert failure.lstrip("_\n").startswith(
+        "direct-more-begin-std-one-word on hf:fixtures/models/mathcomp-tiny:"
+    )
+    assert "rose over the baseline" in failure and "against the baseline symbolic" in failure
+    assert "CaseResult(" not in run.output and "assert " not in failure and "Traceback" not in run.output
+    (case,) = run.summary["generated_cases"]
+    assert case["case"] == "generated:direct-more-begin-std-one-word" and not case["passed"]
+    assert (run.summary["cases_run"], run.summary["cases_failed"]) == (1, 1)

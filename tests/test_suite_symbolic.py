@@ -105,7 +105,10 @@ def test_collect_only_lists_one_readable_item_per_condition(tmp_path: Path) -> N
 def test_xdist_workers_share_one_run_folder(tmp_path: Path) -> None:
     run = run_suite(tmp_path, "-n", "2", "--model=symbolic", "--limit=6", "--positions=begin", generated=True)
     assert run.returncode == 0, run.output
-    assert run.summary["cases_run"] == 7
+    assert run.summary["cases_run"] == 7 + 7  # test_framing's and test_generated's, as pytest counts them
+    assert [c["case"] for c in run.summary["generated_cases"]] == [
+        "generated:" + c["case"] for c in run.summary["cases"]
+    ]
     assert [c["case"] for c in run.summary["cases"]] == [
         f"{f}-begin-std-one-word"
         for f in (

@@ -171,3 +171,119 @@ def test_a_local_model_section_matches_every_spelling_of_its_directory(tmp_path:
         assert found.dir_err["more"] == 0.4, spelling
         assert found.sources == ("default", 'model."hf:./finetune"')
     assert load(path).for_case(resolve("hf:./elsewhere"), "neutral").dir_err["more"] == 0.2
+
+
+# A fine-tune and its base: `extends`, and the base's sections for a model with none of its own.
+
+DEMO = "hf:fixtures/models/mathcomp-tiny"
+FINETUNE = f"""
+[default]
+dir_err = 0.20
+invalid_rate = 0.10
+error_rate = 0.02
+
+[model."{DEMO}"]
+dir_err = {{ less = 0.35, more = 0.20, equal = 0.90 }}
+invalid_rate = 0.05
+
+[model."{DEMO}".framing.direct-less]
+dir_err = {{ less = 1.0 }}
+
+[model."{DEMO}".framing.direct-more]
+dir_err = {{ more = 1.0 }}
+
+[model."{DEMO}".invariance.framing.placebo-more]
+flip_rate = 1.0
+
+[model."hf:./my-finetune"]
+extends = "{DEMO}"
+
+[model."hf:./my-finetune".framing.direct-less]
+dir_err = {{ less = 0.9 }}
+"""
+
+
+def test_a_section_that_extends_its_base_gets_every_ceiling_and_overrides_one_framing(tmp_path: Path) -> None:
+    (tmp_path / "my-finetune").mkdir()
+    thresholds = load(thresholds_file(tmp_path, FINETUNE))
+    finetune, demo = resolve(f"hf:{tmp_path}/my-finetune"), resolve(DEMO)
+    for framing in ("neutral", "direct-more", "indirect-less"):
+        assert replace(thresholds.for_case(finetune, framing), sources=()) == replace(
+            thresholds.for_case(demo, framing), sources=()
+        ), framing
+    overridden = thresholds.for_case(finetune, "direct-less")
+    assert overridden.dir_err == {"less": 0.9, "more": 0.2, "equal": 0.9}
+    assert overridden.invalid_rate == 0.05
+    assert overridden.sources == (
+        "default",
+        f'model."{DEMO}"',
+        f'model."{DEMO}".framing.direct-less',
+        'model."hf:./my-finetune".framing.direct-less',
+    )
+    assert thresholds.invariance(finetune, "placebo-more")[0]["flip_rate"] == {"all": 1.0}
+    assert thresholds.sections(finetune) == [DEMO, "hf:./my-finetune"]
+    assert thresholds.describe(finetune) == f'[model."hf:./my-finetune"] extends [model."{DEMO}"]'
+    assert thresholds.ceilings_from(finetune)["via"] == "own"
+
+
+def test_extends_may_name_the_base_by_another_spelling_of_its_model(tmp_path: Path) -> None:
+    text = FINETUNE.replace(f'extends = "{DEMO}"', 'extends = "mathcomp-tiny"')
+    thresholds = load(thresholds_file(tmp_path, text))
+    assert thresholds.parents == {"hf:./my-finetune": DEMO}
+
+
+@pytest.mark.parametrize(
+    ("extends", "message"),
+    [
+        (
+            '"hf:./nowhere"',
+            r'model\."hf:\./my-finetune"\.extends = \'hf:\./nowhere\': no such \[model\.\*\] section in this '
+            r'file; sections: "hf:fixtures/models/mathcomp-tiny"',
+        ),
+        ('"hf:./my-finetune"', "a section cannot extend itself"),
+        ("0.3", r"extends = 0\.3; expected the name of another \[model\.\*\] section, as a string"),
+    ],
+)
+def test_a_bad_extends_names_the_section_and_what_exists(tmp_path: Path, extends: str, message: str) -> None:
+    text = FINETUNE.replace(f'extends = "{DEMO}"', f"extends = {extends}")
+    with pytest.raises(ThresholdsError, match=message):
+        load(thresholds_file(tmp_path, text))
+
+
+def test_sections_that_extend_each_other_are_a_cycle_named_in_order(tmp_path: Path) -> None:
+    text = FINETUNE + f'\n[model."{DEMO}".framing.neutral]\ndir_err = 0.3\n'
+    text = text.replace(f'[model."{DEMO}"]\n', f'[model."{DEMO}"]\nextends = "hf:./my-finetune"\n', 1)
+    message = refusal(tmp_path, text)
+    assert "sections extend each other in a cycle" in message
+    assert f'"{DEMO}" -> "hf:./my-finetune" -> "{DEMO}"' in message
+
+
+def test_extends_belongs_to_a_model_section_only(tmp_path: Path) -> None:
+    message = refusal(tmp_path, FINETUNE + f'\n[model."{DEMO}".framing.neutral]\nextends = "x"\n')
+    assert "framing.neutral.extends: unknown key" in message
+
+
+def test_declaring_a_framing_table_twice_says_to_extend_instead_of_copying(tmp_path: Path) -> None:
+    twice = FINETUNE + '\n[model."hf:./my-finetune".framing.direct-less]\ndir_err = { more = 0.5 }\n'
+    message = refusal(tmp_path, twice)
+    assert "Cannot declare" in message and 'write extends = "<its section>"' in message
+
+
+def test_a_model_without_a_section_is_held_to_its_bases_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "my-finetune").mkdir()
+    thresholds = load(thresholds_file(tmp_path, FINETUNE))
+    copy, demo = resolve(f"hf:{tmp_path}/copy"), resolve(DEMO)
+    assert thresholds.for_case(copy, "direct-more").dir_err["more"] == 0.2  # only [default] without a base
+    held = thresholds.with_base(demo, "baseline")
+    assert held.for_case(copy, "direct-more") == thresholds.for_case(demo, "direct-more")
+    assert held.describe(copy) == (
+        f'no [model.*] section for this model: held to the base\'s [model."{DEMO}"] (from the baseline)'
+    )
+    assert held.ceilings_from(copy) == {"via": "baseline", "model": DEMO, "sections": [DEMO]}
+    # A model with a section of its own keeps it; a base with none leaves the defaults, and says so.
+    assert held.sections(resolve(f"hf:{tmp_path}/my-finetune")) == [DEMO, "hf:./my-finetune"]
+    other = thresholds.with_base(resolve("symbolic"), "baseline-model")
+    assert other.for_case(copy, "direct-more").dir_err["more"] == 0.2
+    assert other.describe(copy).startswith("no [model.*] section matches this model or its base symbolic")
+    assert other.ceilings_from(copy)["via"] == "default"

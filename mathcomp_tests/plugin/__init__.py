@@ -6,6 +6,7 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 from __future__ import annotations
 
 import functools
+import shutil
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -20,7 +21,7 @@ from ..prompts import PromptConfigError
 from ..records import items as records
 from ..records import results
 from ..run import GENERATED, REVEAL_AFTER, Run
-from ..scoring.baseline import BaselineError
+from ..scoring.baseline import GENERATED_PREFIX, BaselineError
 from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError, conditions
 from ..suite_selection import SUITE_DIR, selects_suite
@@ -29,6 +30,7 @@ from ..verdict.result import CaseResult
 from . import options, progress, terminal
 
 PROPERTY = "mathcomp"
+GENERATED_PROPERTY = "mathcomp-generated"
 REVEAL_PROPERTY = "mathcomp-reveal-after"
 _STATE = pytest.StashKey["State"]()
 MARKERS = {
@@ -43,32 +45,55 @@ INVARIANCE_TESTS = ("test_cue_invariance", "test_neutral_balance")
 
 class State:
     """Per-process state, registered as a plugin: the run, and every case's summary reported so far,
-    one per case id (a case run again, by --dist=each or a rerun, replaces its earlier summary)."""
+    one per case id (a case run again, by --dist=each or a rerun, replaces its earlier summary);
+    test_generated's cases apart, under ``generated:<id>``."""
 
     def __init__(self, run: Run):
         self.run = run
         self.by_case: dict[str, dict[str, Any]] = {}
+        self.by_generated: dict[str, dict[str, Any]] = {}
         self.summary: dict[str, Any] | None = None
         self.notes: list[str] = []
         self.conditions = {c.id: c for c in conditions(run.settings)}
         self.reveal_after: dict[str, dict[str, Any]] = {}
+        self.abandoned = False
+        """True when the run stopped on a usage error after its folder was made: the folder is removed."""
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.abandoned and not hasattr(config, "workerinput"):
+            shutil.rmtree(self.run.run_dir, ignore_errors=True)
 
     @property
     def cases(self) -> list[dict[str, Any]]:
-        order = {case_id: i for i, case_id in enumerate(self.conditions)}
-        return sorted(self.by_case.values(), key=lambda c: order.get(c["case"], len(order)))
+        """test_framing's case summaries, in the order of the matrix."""
+        return self._ordered(self.by_case, "")
+
+    @property
+    def generated_cases(self) -> list[dict[str, Any]]:
+        """test_generated's case summaries (ids ``generated:<id>``), in the order of the matrix."""
+        return self._ordered(self.by_generated, GENERATED_PREFIX)
+
+    def _ordered(self, by_case: dict[str, dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+        order = {prefix + case_id: i for i, case_id in enumerate(self.conditions)}
+        return sorted(by_case.values(), key=lambda c: order.get(c["case"], len(order)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in getattr(report, "user_properties", []):
             if name == REVEAL_PROPERTY and report.when == "call":
                 self.reveal_after[value["case"]] = dict(value)
-        summary = _case_summary(report)
-        if summary is not None and report.when == "call":
-            self.by_case[summary["case"]] = summary
-            return
-        case_id = _case_id(report.nodeid)
+        for property_, by_case in ((PROPERTY, self.by_case), (GENERATED_PROPERTY, self.by_generated)):
+            summary = _case_summary(report, property_)
+            if summary is not None:
+                if report.when == "call":
+                    by_case[summary["case"]] = summary
+                return
+        test, case_id = _case_id(report.nodeid)
         if report.failed and case_id in self.conditions and report.when in ("setup", "call"):
-            self.by_case[case_id] = records.errored_case(self.conditions[case_id], _error_text(report))
+            errored = records.errored_case(self.conditions[case_id], _error_text(report))
+            if test == "test_framing":
+                self.by_case[case_id] = errored
+            else:
+                self.by_generated[GENERATED_PREFIX + case_id] = {**errored, "case": GENERATED_PREFIX + case_id}
 
 
 def _selects_suite(config: pytest.Config) -> bool:
@@ -138,13 +163,9 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if state is None:
         return None
     run = state.run
-    sections = run.thresholds.model_sections(run.spec)
-    applied = ", ".join(f'[model."{name}"]' for name in sections) or (
-        "no [model.*] section matches this model: only [default] and [framing.*] apply"
-    )
     return [
         f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
-        f"thresholds: {run.thresholds.path}; {applied}",
+        f"thresholds: {run.thresholds.path}; {run.thresholds.describe(run.spec)}",
         *run.dataset.header(),
     ]
 
@@ -192,9 +213,12 @@ def _marks(condition: Condition, run: Run, generated: bool) -> list[pytest.MarkD
     return marks
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without --metamorphic (--invariance, --reveal-after), test_metamorphic (test_invariance's cases,
-    test_reveal_after) are deselected, not collected as empty parameter sets."""
+    test_reveal_after) are deselected, not collected as empty parameter sets. Then, the selection final
+    (after -k, -m, --deselect), the baseline learns how many cases it is compared on, and must fit the
+    generated cases when test_generated runs."""
     state = config.stash.get(_STATE, None)
     if state is None:
         return
@@ -205,6 +229,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         items[:] = [i for i in items if i not in dropped]
         config.hook.pytest_deselected(items=dropped)
+    comparator = state.run.comparator
+    if comparator is not None:
+        compared = [i for i in items if getattr(i, "originalname", "") in ("test_framing", "test_generated")]
+        comparator.count_cases(len(compared))
+        generated = any(getattr(i, "originalname", "") == "test_generated" for i in items)
+        if generated and not hasattr(config, "workerinput"):  # a worker's cases raise it instead
+            try:
+                state.run.check_generated_baseline()
+            except BaselineError as exc:
+                state.abandoned = True
+                raise pytest.UsageError(str(exc)) from exc
 
 
 def _empty_invariance(item: pytest.Item) -> bool:
@@ -231,10 +266,7 @@ def framing_result(
         result = mathcomp_run.run_case(condition, on_response)
     result = _own_checks(request.config, mathcomp_run, result)
     record_property(PROPERTY, records.case_summary(result))
-    if result.baseline_status == "no baseline":
-        warnings.warn(
-            f"{condition.id}: no baseline (the baseline has no answers for this case)", stacklevel=1
-        )
+    _warn_no_baseline(result, condition.id)
     return result
 
 
@@ -244,8 +276,15 @@ def generated_result(
 ) -> CaseResult:
     """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
     result = _own_checks(request.config, mathcomp_run, mathcomp_run.run_generated_case(condition), generated=True)
-    record_property("mathcomp-generated", records.case_summary(result))
+    case_id = GENERATED_PREFIX + condition.id
+    record_property(GENERATED_PROPERTY, {**records.case_summary(result), "case": case_id})
+    _warn_no_baseline(result, case_id)
     return result
+
+
+def _warn_no_baseline(result: CaseResult, case_id: str) -> None:
+    if result.baseline_status == "no baseline":
+        warnings.warn(f"{case_id}: no baseline (the baseline has no answers for this case)", stacklevel=2)
 
 
 @pytest.fixture
@@ -270,11 +309,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report.extras = [*getattr(report, "extras", []), extras.html(case_extra_html(summary))]
 
 
-def _case_id(nodeid: str) -> str | None:
-    """The condition id in a suite case's node id (`...::test_framing[<id>]`)."""
-    if "::test_framing[" not in nodeid or not nodeid.endswith("]"):
-        return None
-    return nodeid.split("[", 1)[1][:-1]
+def _case_id(nodeid: str) -> tuple[str, str | None]:
+    """The test and the condition id in a suite case's node id (`...::test_framing[<id>]`)."""
+    test, _, rest = nodeid.rpartition("::")[2].partition("[")
+    if test not in ("test_framing", "test_generated") or not rest.endswith("]"):
+        return test, None
+    return test, rest[:-1]
 
 
 def _error_text(report: pytest.TestReport) -> str:
@@ -285,9 +325,9 @@ def _error_text(report: pytest.TestReport) -> str:
     return redact(str(text))[:2000]
 
 
-def _case_summary(report: pytest.TestReport) -> dict[str, Any] | None:
+def _case_summary(report: pytest.TestReport, property_: str = PROPERTY) -> dict[str, Any] | None:
     for name, value in getattr(report, "user_properties", []):
-        if name == PROPERTY:
+        if name == property_:
             return dict(value)
     return None
 
@@ -295,7 +335,7 @@ def _case_summary(report: pytest.TestReport) -> dict[str, Any] | None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     state = config.stash.get(_STATE, None)
-    if state is None or hasattr(config, "workerinput") or config.option.collectonly:
+    if state is None or hasattr(config, "workerinput") or config.option.collectonly or state.abandoned:
         return
     run = state.run
     run.close()
@@ -305,17 +345,18 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             results.merge_parts(run.run_dir / sub, records.record_key)
     from ..run.summary import run_summary
 
-    state.summary = run_summary(run, state.cases)
+    state.summary = run_summary(run, state.cases, state.generated_cases)
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
-    if run.settings.update_baseline is not None and state.cases:
+    if run.settings.update_baseline is not None and (state.cases or state.generated_cases):
         from ..scoring import baseline
 
-        written = baseline.write(
-            baseline.from_run_dir(run.run_dir), run.settings.update_baseline, [c["case"] for c in state.cases]
+        order = [c["case"] for c in (*state.cases, *state.generated_cases)]
+        written = baseline.write(baseline.from_run_dir(run.run_dir), run.settings.update_baseline, order)
+        state.notes.append(
+            f"baseline written: {written} ({len(state.cases)} cases, {len(state.generated_cases)} generated cases)"
         )
-        state.notes.append(f"baseline written: {written} ({len(state.cases)} cases)")
     holm_failures = (state.summary.get("baseline") or {}).get("holm_failures") or []
     if holm_failures:
         state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
@@ -351,9 +392,11 @@ def _own_checks(config: pytest.Config, run: Run, result: CaseResult, generated: 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or hasattr(config, "workerinput") or not state.cases:
+    if state is None or hasattr(config, "workerinput") or not (state.cases or state.generated_cases):
         return
-    terminal.write_table(terminalreporter, state.run.settings.model, state.cases, state.run.run_dir)
+    baseline = (state.summary or {}).get("baseline")
+    cases = [*state.cases, *state.generated_cases]
+    terminal.write_table(terminalreporter, state.run.settings.model, cases, state.run.run_dir, baseline)
     for note in state.notes:
         terminalreporter.write_line(note)
 

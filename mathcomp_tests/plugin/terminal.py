@@ -1,35 +1,100 @@
-"""The table of DirErr per case printed at the end of a pytest run."""
+"""The table of DirErr per case printed at the end of a pytest run, and the baseline's line under it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..scoring.metrics import percent
-from ..types import LABELS
+from ..run.comparison import largest_change
+from ..scoring.metrics import CASE_METRICS, Metric, percent
+
+OVER = "*"
+"""Beside a value above its ceiling."""
+ROSE = "^"
+"""Beside a value whose rise over the baseline is significant and above max_increase."""
+HEADINGS = {"invalid_rate": "invalid", "error_rate": "errors"}
 
 
-def write_table(tr: Any, model: str, cases: Sequence[dict[str, Any]], run_dir: object) -> None:
-    """One row per case: DirErr per label, accuracy, invalid and error shares, and the verdict."""
+def write_table(
+    tr: Any,
+    model: str,
+    cases: Sequence[dict[str, Any]],
+    run_dir: object,
+    baseline: Mapping[str, Any] | None = None,
+) -> None:
+    """One row per case: every gated value (CASE_METRICS) and accuracy, each marked where it failed; with a
+    baseline, the largest change of DirErr against it, and a line that sums the comparison up."""
     tr.write_sep("=", f"MathComp directional error: {model}")
-    w = max([40, *(len(c["case"]) for c in cases)])  # protocol case ids run longer than the default 40
-    tr.write_line(
-        f"{'case':<{w}} {'less':>7} {'more':>7} {'equal':>7} {'acc':>7} {'invalid':>8} {'errors':>7}"
-    )
+    w = max([40, *(len(c["case"]) for c in cases)])  # protocol and generated case ids run longer than 40
+    heads = [f"{_heading(m):>7}  " for m in CASE_METRICS]
+    heads.insert(len([m for m in CASE_METRICS if m.label]), f"{'acc':>7}  ")
+    change = "  change vs baseline" if baseline else ""
+    tr.write_line(f"{'case':<{w}} {''.join(heads)}{change}".rstrip())
+    marked = False
     for case in cases:
         sc = case["scores"]
         if sc is None:
             tr.write_line(f"{case['case']:<{w}} ERROR: {case['error'][:200]}")
             continue
-        cells = " ".join(f"{percent(sc['dir_err'][y]):>7}" for y in LABELS)
-        rates = f"{percent(sc['accuracy']):>7} {percent(sc['invalid_rate']):>8} {percent(sc['error_rate']):>7}"
+        cells = []
+        for m in CASE_METRICS:
+            mark = _mark(m, case["breaches"])
+            marked = marked or bool(mark)
+            cells.append(f"{percent(_value(m, sc)):>7}{mark:<2}")
+        cells.insert(len([m for m in CASE_METRICS if m.label]), f"{percent(sc['accuracy']):>7}  ")
+        row = f"{case['case']:<{w}} {''.join(cells)}"
+        if baseline:
+            row += f"  {_change_text(largest_change([case])):<16}"
         flag = "" if case["passed"] else "  FAIL"
         if (case.get("baseline") or {}).get("status") == "no baseline":
             flag += "  no baseline"
-        tr.write_line(f"{case['case']:<{w}} {cells} {rates}{flag}")
+        tr.write_line((row + flag).rstrip())
+    if marked:
+        tr.write_line(
+            f"{OVER} above its ceiling; {ROSE} rose over the baseline by more than max_increase (paired test)"
+        )
     for note in chance_notes(cases):
         tr.write_line(note)
+    if baseline:
+        tr.write_line(baseline_line(baseline))
     tr.write_line(f"run folder: {run_dir}")
+
+
+def _heading(metric: Metric) -> str:
+    return metric.label or HEADINGS.get(metric.name, metric.name)
+
+
+def _value(metric: Metric, scores: Mapping[str, Any]) -> float | None:
+    """``metric``'s value in a case summary's scores (plain JSON)."""
+    return scores["dir_err"][metric.label] if metric.label else scores[metric.rate]
+
+
+def _mark(metric: Metric, breaches: Sequence[str]) -> str:
+    """``*`` and/or ``^`` as the verdict named this metric among the case's breaches."""
+    return (OVER if metric.name in breaches else "") + (ROSE if f"{metric.name} rise" in breaches else "")
+
+
+def _change_text(change: Mapping[str, Any] | None) -> str:
+    """``+12.3 more``: a DirErr change in percentage points, with its label."""
+    if change is None:
+        return ""
+    return f"{100 * change['difference']:+.1f} {change['label'] if change['difference'] else ''}".rstrip()
+
+
+def baseline_line(baseline: Mapping[str, Any]) -> str:
+    """``baseline <model>: N cases compared, R rises, largest change +x.x points (case, label)``."""
+    compared, rises = baseline["compared"], len(baseline["rises"])
+    line = (
+        f"baseline {baseline['model']}: {compared} {'case' if compared == 1 else 'cases'} compared, "
+        f"{rises} {'rise' if rises == 1 else 'rises'}"
+    )
+    change = baseline.get("largest_change")
+    if change is not None:
+        where = f"{change['case']}, {change['label']}" if change["difference"] else "no DirErr changed"
+        line += f", largest change {100 * change['difference']:+.1f} points ({where})"
+    if baseline.get("no_baseline"):
+        line += f", {len(baseline['no_baseline'])} without a baseline"
+    return line
 
 
 def chance_notes(cases: Sequence[dict[str, Any]]) -> list[str]:

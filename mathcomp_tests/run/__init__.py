@@ -28,7 +28,7 @@ from .comparator import Comparator
 if TYPE_CHECKING:
     from ..backends.cache import CachedBackend
 
-GENERATED = "generated"
+GENERATED = baseline.GENERATED_DIR
 """The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
 REVEAL_AFTER = "reveal-after"
 """The run folder's subfolder for test_reveal_after's results.jsonl."""
@@ -51,7 +51,6 @@ class Run:
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
-        self.thresholds.check_complete(self.spec, settings.framings)
         self.judge_spec = models.resolve(settings.judge_model) if settings.judge_model else None
         if self.judge_spec is not None and self.judge_spec.kind == "symbolic":
             raise SelectionError(
@@ -60,6 +59,9 @@ class Run:
             )
         self.judge_template = judge.load_template() if settings.judge_model else None
         self.comparator = Comparator.create(settings, self.fingerprint, worker, self._cached)
+        if self.comparator is not None and self.comparator.base is not None:
+            self.thresholds = self.thresholds.with_base(self.comparator.base, self.comparator.base_from)
+        self.thresholds.check_complete(self.spec, settings.framings)
         self._kit: Kit | None = None
         self._neutral: dict[tuple[Condition, tuple[str, ...]], metrics.Scores] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
@@ -67,6 +69,7 @@ class Run:
         self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
         self._generated: list[Scenario] | None = None
+        self._generated_fits = False
         self._generated_writer: ResultsWriter | None = None
         self._reveal_writer: ResultsWriter | None = None
 
@@ -144,9 +147,25 @@ class Run:
             self._generated = [replace(s, id=f"gen-{seed}-{s.id}") for s in balanced(n, seed)]
         return self._generated
 
+    def generated_draw(self) -> baseline.Draw:
+        """What test_generated asks: --generated scenarios from --hypothesis-seed (a baseline must match)."""
+        return baseline.draw(self.generated, self.settings.hypothesis_seed)
+
+    def check_generated_baseline(self) -> None:
+        """Raise BaselineError when the baseline's generated cases were asked on other scenarios."""
+        if self.comparator is not None and self.comparator.file is not None and not self._generated_fits:
+            self.comparator.file.check_generated_fits(self.generated_draw())
+            self._generated_fits = True
+
     def run_generated_case(self, condition: Condition) -> CaseResult:
-        """One case over the generated scenarios, batched through the cache like any other case."""
-        result = self._ask(condition, self.prompts_for(condition, self.generated))
+        """One case over the generated scenarios, batched through the cache like any other case, and
+        compared with the baseline's ``generated:<id>`` case (a baseline drawn otherwise: BaselineError)."""
+        self.check_generated_baseline()
+        asked = self.prompts_for(condition, self.generated)
+        result = self._ask(condition, asked)
+        if self.comparator is not None:
+            case_id = baseline.GENERATED_PREFIX + condition.id
+            result = self.comparator.compare(result, asked, self.decoding(condition), case_id)
         if self._generated_writer is None:
             self._generated_writer = ResultsWriter(self.run_dir / GENERATED, self.worker)
         self._generated_writer.write(

@@ -45,9 +45,8 @@ class Comparator:
             raise baseline.BaselineError(
                 f"--paired-test={s.paired_test}: expected one of {', '.join(paired.METHODS)}"
             )
-        tests = len(conditions(s)) * len(LABELS)
-        alpha = paired.ALPHA / tests if s.holm else paired.ALPHA
-        comparator = cls(s, alpha, worker, cached)
+        comparator = cls(s, paired.ALPHA, worker, cached)
+        comparator.count_cases(len(conditions(s)))
         if s.baseline is not None:
             comparator.file = baseline.load(s.baseline)
             comparator.file.check_fits(fingerprint())
@@ -58,6 +57,10 @@ class Comparator:
                 raise baseline.BaselineError(f"--baseline-model: {exc}") from exc
         return comparator
 
+    def count_cases(self, cases: int) -> None:
+        """Under --holm, each case's tests run at alpha / m, m = ``cases`` x labels (the cases compared)."""
+        self.alpha = paired.ALPHA / max(cases * len(LABELS), 1) if self.settings.holm else paired.ALPHA
+
     @property
     def name(self) -> str:
         if self.file is not None:
@@ -65,8 +68,23 @@ class Comparator:
         assert self.model is not None
         return self.model.resolved
 
-    def compare(self, result: CaseResult, prompts: Sequence[Prompt], decoding: Decoding) -> CaseResult:
-        base = self._answers(result.condition.id, prompts, decoding)
+    @property
+    def base(self) -> models.ModelSpec | None:
+        """The model the baseline answers come from (None: a baseline file naming a model that no longer
+        resolves)."""
+        return self.file.model_spec() if self.file is not None else self.model
+
+    @property
+    def base_from(self) -> str:
+        """Where the base model comes from: ``baseline`` (a file or run folder) or ``baseline-model``."""
+        return "baseline" if self.file is not None else "baseline-model"
+
+    def compare(
+        self, result: CaseResult, prompts: Sequence[Prompt], decoding: Decoding, case_id: str | None = None
+    ) -> CaseResult:
+        """``result`` with its comparison against the baseline's answers for ``case_id`` (default: its
+        condition's id; test_generated's cases are ``generated:<id>``)."""
+        base = self._answers(case_id or result.condition.id, prompts, decoding)
         if base is None:
             return replace(result, baseline_status="no baseline")
         comparison = paired.compare(

@@ -30,6 +30,22 @@ def holm_failures(cases: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
+def largest_change(cases: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The largest change of DirErr against the baseline over ``cases``' compared labels: the largest
+    rise when any label rose (what the gate is about), else the largest fall; None when nothing was
+    compared."""
+    found = [
+        {"case": c["case"], "label": y, "difference": change["difference"], "breach": change["breach"]}
+        for c in cases
+        if (c.get("baseline") or {}).get("status") == "compared"
+        for y, change in c["baseline"]["changes"].items()
+        if change["difference"] is not None
+    ]
+    if any(f["difference"] > 0 for f in found):
+        return max(found, key=lambda f: f["difference"])
+    return min(found, key=lambda f: f["difference"], default=None)
+
+
 def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     s = run.settings
     comparator = run.comparator
@@ -51,4 +67,5 @@ def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any
             if change["breach"]
         ],
         "holm_failures": holm_failures(cases) if s.holm else [],
+        "largest_change": largest_change(cases),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..records.results import read_records
@@ -12,12 +13,18 @@ from .comparison import baseline_summary
 from .invariance import invariance_summary
 
 
-def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
+def run_summary(
+    run: Run, cases: list[dict[str, Any]], generated_cases: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """``cases`` are test_framing's; ``generated_cases`` test_generated's (ids ``generated:<id>``). The counts
+    and totals take both, so that they agree with pytest's."""
     s = run.settings
+    every = [*cases, *generated_cases]
     return {
         "run_id": run.run_id,
         "model": s.model,
         "resolved": run.spec.resolved,
+        "canonical": run.spec.canonical,
         "revision": next((c["revision"] for c in cases if c["revision"] is not None), None),
         "model_revision": s.backend.model_revision,
         "prompt_set": run.prompt_set.name,
@@ -32,9 +39,10 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
         },
         "scenarios": len(run.scenarios),
         "scenario_ids": [sc.id for sc in run.scenarios],
-        "baseline": baseline_summary(run, cases),
+        "baseline": baseline_summary(run, every),
         "thresholds": str(s.thresholds),
-        "threshold_sections": [f'model."{n}"' for n in run.thresholds.model_sections(run.spec)],
+        "threshold_sections": [f'model."{n}"' for n in run.thresholds.sections(run.spec)],
+        "ceilings_from": run.thresholds.ceilings_from(run.spec),
         "selection": {
             "framings": s.framings,
             "positions": s.positions,
@@ -42,20 +50,22 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
             "formats": s.formats,
             "protocols": s.protocols,
         },
-        "cases_run": len(cases),
-        "cases_failed": sum(not c["passed"] and c["error"] is None for c in cases),
-        "cases_errored": sum(c["error"] is not None for c in cases),
-        "prompts_sent": sum(c["sent"] for c in cases),
+        "cases_run": len(every),
+        "cases_failed": sum(not c["passed"] and c["error"] is None for c in every),
+        "cases_errored": sum(c["error"] is not None for c in every),
+        "prompts_sent": sum(c["sent"] for c in every),
         "usage": {
-            "input_tokens": sum(c["usage"]["input_tokens"] for c in cases),
-            "output_tokens": sum(c["usage"]["output_tokens"] for c in cases),
-            "cost_usd": sum(c["usage"]["cost_usd"] or 0 for c in cases)
-            if any(c["usage"]["cost_usd"] is not None for c in cases)
+            "input_tokens": sum(c["usage"]["input_tokens"] for c in every),
+            "output_tokens": sum(c["usage"]["output_tokens"] for c in every),
+            "cost_usd": sum(c["usage"]["cost_usd"] or 0 for c in every)
+            if any(c["usage"]["cost_usd"] is not None for c in every)
             else None,
         },
         "protocols": protocol_costs(cases),
         "protocol_comparison": comparison(cases) if s.protocols != ("plain",) else None,
         "cases": cases,
+        "generated": run.generated_draw().as_dict() if generated_cases else None,
+        "generated_cases": list(generated_cases),
         "invariance": invariance_summary(run, read_records(run.run_dir), gated=s.invariance),
     }
 

@@ -3,17 +3,24 @@ thresholds.toml (like a snapshot), or read from a run folder. It must fit the ru
 
 The file, one `key: value` per line (lines starting with # are comments)::
 
-    format: 1
+    format: 2
     model: hf:fixtures/models/mathcomp-tiny
     revision: 3f2a...
     dataset: fixtures/scenarios.csv
     dataset-sha256: 9c1e...
     prompt-set: hf
     scenarios: 1 2 3 ...
+    generated-seed: 0
+    generated-sha256: 5d0b...
+    generated-scenarios: gen-0-1 gen-0-2 ...
     case neutral-begin-std-one-word: lmeelx...
+    case generated:neutral-begin-std-one-word: emlle...
 
-A case line has one letter per scenario, in the order of `scenarios`: l less, m more, e equal, i invalid
-(an unreadable answer), x error (no answer).
+A case line has one letter per scenario, in the order of `scenarios` (a `generated:` case: of
+`generated-scenarios`, test_generated's draw of --generated N scenarios from --hypothesis-seed): l less,
+m more, e equal, i invalid (an unreadable answer), x error (no answer). `model` is the model that made it,
+a local directory written relative to the file's folder when it lies inside it. Format 1 files (no
+generated cases) are read too.
 """
 
 from __future__ import annotations
@@ -21,14 +28,34 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+from ..backends.models import ModelSpec, UnknownModelError, looks_like_path, resolve
+from ..types import Scenario
+
+FORMAT = 2
+READS = ("1", "2")
+"""The formats this version reads."""
 LETTERS = {"less": "l", "more": "m", "equal": "e", "invalid": "i", "error": "x"}
 OUTCOME = {v: k for k, v in LETTERS.items()}
-HEADER_KEYS = ("format", "model", "revision", "dataset", "dataset-sha256", "prompt-set", "scenarios")
+GENERATED_KEYS = ("generated-seed", "generated-sha256", "generated-scenarios")
+HEADER_KEYS = (
+    "format",
+    "model",
+    "revision",
+    "dataset",
+    "dataset-sha256",
+    "prompt-set",
+    "scenarios",
+    *GENERATED_KEYS,
+)
+OPTIONAL_KEYS = ("revision", *GENERATED_KEYS)
+GENERATED_PREFIX = "generated:"
+"""How a baseline names test_generated's cases: ``generated:<condition id>``."""
+GENERATED_DIR = "generated"
+"""A run folder's subfolder for test_generated's results.jsonl."""
 
 
 class BaselineError(ValueError):
@@ -47,6 +74,35 @@ class Fingerprint:
 
 
 @dataclass(frozen=True)
+class Draw:
+    """test_generated's scenarios: --generated N of them from --hypothesis-seed, and a digest of their text
+    (the same options draw other scenarios once the generator changes)."""
+
+    seed: int
+    sha256: str
+    scenarios: tuple[str, ...]
+
+    @property
+    def options(self) -> str:
+        return f"--generated={len(self.scenarios)} --hypothesis-seed={self.seed}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "count": len(self.scenarios),
+            "seed": self.seed,
+            "sha256": self.sha256,
+            "scenario_ids": list(self.scenarios),
+        }
+
+
+def draw(scenarios: Iterable[Scenario], seed: int) -> Draw:
+    """The Draw of ``scenarios`` (generated from ``seed``): their ids and a sha256 of what they say."""
+    chosen = list(scenarios)
+    text = "\n".join(f"{s.id}\t{s.text_a}\t{s.text_b}\t{s.expr_a}\t{s.expr_b}\t{s.label}" for s in chosen)
+    return Draw(seed, hashlib.sha256(text.encode()).hexdigest(), tuple(s.id for s in chosen))
+
+
+@dataclass(frozen=True)
 class Baseline:
     source: Path
     model: str
@@ -56,10 +112,40 @@ class Baseline:
     prompt_set: str
     scenarios: tuple[str, ...]
     cases: dict[str, dict[str, str]] = field(default_factory=dict)
-    """case id -> scenario id -> outcome (less, more, equal, invalid, error)."""
+    """case id -> scenario id -> outcome (less, more, equal, invalid, error); test_generated's cases
+    under ``generated:<id>``."""
+    generated: Draw | None = None
+    """The generated scenarios its ``generated:`` cases answered; None when it has none."""
 
     def outcomes(self, case_id: str) -> dict[str, str] | None:
         return self.cases.get(case_id)
+
+    def model_spec(self) -> ModelSpec | None:
+        """The model that made this baseline; a relative directory is looked up from the file's folder
+        first. None when the name no longer resolves (an alias since removed)."""
+        folder = self.source if self.source.is_dir() else self.source.parent
+        name = self.model
+        if name.startswith("hf:") and not Path(name[3:]).is_absolute() and (folder / name[3:]).is_dir():
+            name = f"hf:{(folder / name[3:]).resolve()}"
+        try:
+            return replace(resolve(name, bases=(folder,)), given=self.model)
+        except UnknownModelError:
+            return None
+
+    def check_generated_fits(self, run: Draw) -> None:
+        """Raise BaselineError when this baseline's generated cases were asked on other scenarios than the
+        run's test_generated draws (a baseline with no generated cases fits: they have no baseline)."""
+        mine = self.generated
+        if mine is None or mine == run:
+            return
+        if mine.options != run.options:
+            detail = f"drawn with {mine.options} there, {run.options} here; run with its options"
+        else:
+            detail = f"the same options ({run.options}) now draw other scenarios (the generator changed)"
+        raise BaselineError(
+            f"baseline {self.source} does not fit this run's generated cases (test_generated): {detail}, "
+            "or rewrite the baseline with --update-baseline"
+        )
 
     def check_fits(self, run: Fingerprint) -> None:
         """Raise BaselineError naming every way this baseline differs from the run."""
@@ -82,7 +168,7 @@ class Baseline:
             if not only_base and not only_run:
                 detail += "; same ids in another order"
             problems.append(f"other scenarios ({detail}; check --limit and --dataset)")
-        if run.cases and not set(run.cases) & set(self.cases):
+        if run.cases and not set(run.cases) & {c.removeprefix(GENERATED_PREFIX) for c in self.cases}:
             problems.append(
                 f"another selection: none of the run's {len(run.cases)} cases ({_few(list(run.cases))}) is in "
                 f"the baseline, which has {_few(list(self.cases))}"
@@ -125,7 +211,9 @@ def parse(path: Path, text: str) -> Baseline:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        key, sep, value = stripped.partition(":")
+        key, sep, value = (
+            stripped.rpartition(":") if stripped.startswith("case ") else stripped.partition(":")
+        )
         if not sep:
             raise BaselineError(f"{path}:{number}: expected `key: value`, got {stripped[:60]!r}")
         key, value = key.strip(), value.strip()
@@ -140,19 +228,28 @@ def parse(path: Path, text: str) -> Baseline:
             raise BaselineError(
                 f"{path}:{number}: unknown key {key!r}; expected {', '.join(HEADER_KEYS)} or case <id>"
             )
-    missing = [k for k in HEADER_KEYS if k not in header and k != "revision"]
+    missing = [k for k in HEADER_KEYS if k not in header and k not in OPTIONAL_KEYS]
     if missing:
         raise BaselineError(f"{path}: not a baseline file: missing {', '.join(missing)}")
-    if header["format"] != str(FORMAT):
+    if header["format"] not in READS:
         raise BaselineError(
-            f"{path}: baseline format {header['format']!r}; this version reads format {FORMAT}"
+            f"{path}: baseline format {header['format']!r}; this version reads format {' or '.join(READS)}"
         )
     scenarios = tuple(header["scenarios"].split())
+    generated = _parse_draw(path, header)
     cases = {}
     for case_id, (number, letters) in rows.items():
-        if len(letters) != len(scenarios):
+        order = scenarios
+        if case_id.startswith(GENERATED_PREFIX):
+            if generated is None:
+                raise BaselineError(
+                    f"{path}:{number}: case {case_id} is a generated case, but the file has no "
+                    f"{', '.join(GENERATED_KEYS)}"
+                )
+            order = generated.scenarios
+        if len(letters) != len(order):
             raise BaselineError(
-                f"{path}:{number}: case {case_id} has {len(letters)} answers for {len(scenarios)} scenarios"
+                f"{path}:{number}: case {case_id} has {len(letters)} answers for {len(order)} scenarios"
             )
         bad = sorted(set(letters) - set(OUTCOME))
         if bad:
@@ -160,7 +257,7 @@ def parse(path: Path, text: str) -> Baseline:
                 f"{path}:{number}: case {case_id}: unknown answer letter(s) {''.join(bad)!r}; "
                 f"expected {', '.join(f'{v} ({k})' for k, v in LETTERS.items())}"
             )
-        cases[case_id] = {s: OUTCOME[ch] for s, ch in zip(scenarios, letters, strict=True)}
+        cases[case_id] = {s: OUTCOME[ch] for s, ch in zip(order, letters, strict=True)}
     return Baseline(
         source=path,
         model=header["model"],
@@ -170,7 +267,21 @@ def parse(path: Path, text: str) -> Baseline:
         prompt_set=header["prompt-set"],
         scenarios=scenarios,
         cases=cases,
+        generated=generated,
     )
+
+
+def _parse_draw(path: Path, header: Mapping[str, str]) -> Draw | None:
+    present = [k for k in GENERATED_KEYS if k in header]
+    if not present:
+        return None
+    if len(present) < len(GENERATED_KEYS):
+        missing = [k for k in GENERATED_KEYS if k not in header]
+        raise BaselineError(f"{path}: {', '.join(present)} without {', '.join(missing)}")
+    seed = header["generated-seed"]
+    if not seed.lstrip("-").isdigit():
+        raise BaselineError(f"{path}: generated-seed: {seed!r}; expected an integer (--hypothesis-seed)")
+    return Draw(int(seed), header["generated-sha256"], tuple(header["generated-scenarios"].split()))
 
 
 def outcome(record: Mapping[str, Any]) -> str:
@@ -189,25 +300,46 @@ def from_run_dir(run_dir: Path) -> Baseline:
         ) from exc
     except (OSError, ValueError) as exc:
         raise BaselineError(f"baseline {run_dir}: cannot be read: {exc}") from exc
-    cases: dict[str, dict[str, str]] = {}
-    for number, line in enumerate(lines, start=1):
-        try:
-            record = json.loads(line)
-            cases.setdefault(record["case"], {})[str(record["scenario"])] = outcome(record)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise BaselineError(f"{run_dir / 'results.jsonl'}:{number}: not a result line: {exc}") from exc
+    cases = _outcomes(run_dir / "results.jsonl", lines)
+    generated = _summary_draw(summary.get("generated"))
+    generated_results = run_dir / GENERATED_DIR / "results.jsonl"
+    if generated is not None and generated_results.is_file():
+        found = _outcomes(generated_results, generated_results.read_text(encoding="utf-8").splitlines())
+        cases.update({GENERATED_PREFIX + case: answers for case, answers in found.items()})
     dataset = summary.get("dataset", {})
-    scenarios = summary.get("scenario_ids") or list(dict.fromkeys(s for c in cases.values() for s in c))
+    scenarios = summary.get("scenario_ids") or list(
+        dict.fromkeys(s for c, a in cases.items() if not c.startswith(GENERATED_PREFIX) for s in a)
+    )
     return Baseline(
         source=run_dir,
-        model=str(summary.get("resolved") or summary.get("model")),
+        model=str(summary.get("canonical") or summary.get("resolved") or summary.get("model")),
         revision=summary.get("revision"),
         dataset=str(dataset.get("name", "?")),
         dataset_sha256=str(dataset.get("sha256", "unknown")),
         prompt_set=str(summary.get("prompt_set")),
         scenarios=tuple(str(s) for s in scenarios),
         cases=cases,
+        generated=generated if any(c.startswith(GENERATED_PREFIX) for c in cases) else None,
     )
+
+
+def _outcomes(path: Path, lines: list[str]) -> dict[str, dict[str, str]]:
+    """case id -> scenario id -> outcome, from the lines of a results.jsonl."""
+    cases: dict[str, dict[str, str]] = {}
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+            cases.setdefault(record["case"], {})[str(record["scenario"])] = outcome(record)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise BaselineError(f"{path}:{number}: not a result line: {exc}") from exc
+    return cases
+
+
+def _summary_draw(block: Any) -> Draw | None:
+    """summary.json's `generated` block (None when the run had no generated cases, or predates it)."""
+    if not isinstance(block, Mapping):
+        return None
+    return Draw(int(block["seed"]), str(block["sha256"]), tuple(str(s) for s in block["scenario_ids"]))
 
 
 def _shown(dataset: str) -> str:
@@ -220,21 +352,51 @@ def _shown(dataset: str) -> str:
         return dataset
 
 
-def render(baseline: Baseline) -> str:
+def _model_shown(model: str, folder: Path) -> str:
+    """A local model directory relative to the baseline's folder when it lies inside it (the two are
+    committed together), the bundled demo model as ``hf:fixtures/...``; anything else as recorded."""
+    from ..paths import bundled
+
+    path = Path(model[3:]) if model.startswith("hf:") else None
+    if path is None or not path.is_absolute():
+        return model
+    for base, prefix in ((folder.resolve(), ""), (bundled().resolve(), "fixtures/")):
+        if path.is_relative_to(base) and path != base:
+            shown = prefix + path.relative_to(base).as_posix()
+            return f"hf:{shown}" if looks_like_path(shown) else f"hf:./{shown}"
+    return model
+
+
+def render(baseline: Baseline, folder: Path | None = None) -> str:
+    """The file's text; ``folder`` is where it will be written (a local model is recorded relative to it)."""
+    folder = folder if folder is not None else baseline.source.parent
     lines = [
         "# MathComp baseline: the per-item answers of one run, compared with later runs by --baseline.",
-        "# One letter per scenario, in the order of `scenarios`: l less, m more, e equal, i invalid, x error.",
-        "# Rewrite it with --update-baseline; commit it next to thresholds.toml.",
+        "# One letter per scenario, in the order of `scenarios` (generated: cases, of `generated-scenarios`):",
+        "# l less, m more, e equal, i invalid, x error. Rewrite it with --update-baseline; commit it next to",
+        "# thresholds.toml.",
         f"format: {FORMAT}",
-        f"model: {baseline.model}",
+        f"model: {_model_shown(baseline.model, folder)}",
         f"revision: {baseline.revision or ''}",
         f"dataset: {_shown(baseline.dataset)}",
         f"dataset-sha256: {baseline.dataset_sha256}",
         f"prompt-set: {baseline.prompt_set}",
         f"scenarios: {' '.join(baseline.scenarios)}",
     ]
+    if baseline.generated is not None:
+        g = baseline.generated
+        lines += [
+            f"generated-seed: {g.seed}",
+            f"generated-sha256: {g.sha256}",
+            f"generated-scenarios: {' '.join(g.scenarios)}",
+        ]
     for case_id, answers in baseline.cases.items():
-        letters = "".join(LETTERS[answers.get(s, "error")] for s in baseline.scenarios)
+        order = baseline.scenarios
+        if case_id.startswith(GENERATED_PREFIX):
+            if baseline.generated is None:
+                continue
+            order = baseline.generated.scenarios
+        letters = "".join(LETTERS[answers.get(s, "error")] for s in order)
         lines.append(f"case {case_id}: {letters}")
     return "\n".join(lines) + "\n"
 
@@ -247,6 +409,6 @@ def write(baseline: Baseline, path: Path, order: Iterable[str] | None = None) ->
         baseline = Baseline(**{**baseline.__dict__, "cases": cases})
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(render(baseline), encoding="utf-8")
+    tmp.write_text(render(baseline, path.parent), encoding="utf-8")
     tmp.replace(path)
     return path

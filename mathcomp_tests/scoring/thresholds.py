@@ -1,4 +1,9 @@
-"""Ceilings from thresholds.toml: a default, per-framing and per-model overrides, checked strictly."""
+"""Ceilings from thresholds.toml: a default, per-framing and per-model overrides, checked strictly.
+
+A model's section may name another it starts from (``extends = "<section>"``): the named section and its
+framings apply first, then this one's keys. A model with no section of its own, gated against a baseline,
+is held to the sections of the model that made the baseline (its base).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..backends.models import ModelSpec, same_model
+from ..backends.models import ModelSpec, UnknownModelError, resolve, same_model
 from ..types import ALL_FRAMINGS, FRAMINGS, LABELS
 from . import invariance_ceilings
 from .threshold_values import ThresholdsError, check_rate
@@ -18,6 +23,8 @@ _KEYS = ("dir_err", *_RATES, "gate", "max_increase")
 GATES = ("point", "lower", "upper")
 """Which end of DirErr's 95% interval is held to the ceiling: the estimate, or the lower or upper bound."""
 DEFAULT_GATE = "point"
+BASE_FROM = {"baseline": "the baseline", "baseline-model": "--baseline-model"}
+"""How the header names where a base model came from."""
 DEFAULT_MAX_INCREASE = 0.05
 """How far DirErr(y) may rise over a baseline before a significant rise fails the case."""
 
@@ -49,20 +56,78 @@ class Ceilings:
 class Thresholds:
     path: Path
     data: Mapping[str, Any]
+    parents: Mapping[str, str] = field(default_factory=dict)
+    """[model.*] section -> the section its ``extends`` names (checked on load: it exists, no cycle)."""
+    base: ModelSpec | None = None
+    """The model the run is compared with (the baseline's, or --baseline-model): a model with no section
+    of its own is held to this one's sections."""
+    base_from: str = ""
+    """Where ``base`` came from: ``baseline`` (--baseline) or ``baseline-model`` (--baseline-model)."""
 
     def model_sections(self, spec: ModelSpec) -> list[str]:
-        """The [model.*] sections that apply to ``spec``, however either spelled the model."""
+        """The [model.*] sections that name ``spec``, however either spelled the model."""
         bases = (self.path.parent,)
         return [name for name in self.data.get("model", {}) if same_model(name, spec, bases)]
 
+    def with_base(self, base: ModelSpec, base_from: str) -> Thresholds:
+        """These thresholds, with ``base``'s sections for a model that has none of its own."""
+        return replace(self, base=base, base_from=base_from)
+
+    def borrowed(self, spec: ModelSpec) -> bool:
+        """True when ``spec`` has no section of its own and is held to its base's sections."""
+        return (
+            not self.model_sections(spec) and self.base is not None and bool(self.model_sections(self.base))
+        )
+
+    def sections(self, spec: ModelSpec) -> list[str]:
+        """Every [model.*] section applied to ``spec``'s cases, in order: the model's own (or, with none,
+        its base's), each preceded by the sections it extends."""
+        named = self.model_sections(spec)
+        if not named and self.base is not None:
+            named = self.model_sections(self.base)
+        return list(dict.fromkeys(n for name in named for n in self.lineage(name)))
+
+    def lineage(self, name: str) -> list[str]:
+        """``name`` after the chain of sections it extends, the first ancestor first."""
+        chain = [name]
+        while chain[-1] in self.parents:
+            chain.append(self.parents[chain[-1]])
+        return chain[::-1]
+
+    def describe(self, spec: ModelSpec) -> str:
+        """Which sections hold ``spec``, in a line for the run's header."""
+        own = self.model_sections(spec)
+        if own:
+            return ", ".join(_own_text(n, self.lineage(n)[:-1]) for n in own)
+        named = self.sections(spec)
+        if named:
+            shown = ", ".join(f'[model."{n}"]' for n in named)
+            where = BASE_FROM.get(self.base_from, self.base_from)
+            return f"no [model.*] section for this model: held to the base's {shown} (from {where})"
+        if self.base is not None:
+            return (
+                f"no [model.*] section matches this model or its base {self.base.given}: "
+                "only [default] and [framing.*] apply"
+            )
+        return "no [model.*] section matches this model: only [default] and [framing.*] apply"
+
+    def ceilings_from(self, spec: ModelSpec) -> dict[str, Any]:
+        """Whose sections hold ``spec`` (for summary.json): its own, its base's, or none (``default``)."""
+        if self.model_sections(spec):
+            return {"via": "own", "model": spec.given, "sections": self.sections(spec)}
+        if self.borrowed(spec):
+            assert self.base is not None
+            return {"via": self.base_from, "model": self.base.given, "sections": self.sections(spec)}
+        return {"via": "default", "model": None, "sections": []}
+
     def for_case(self, spec: ModelSpec, framing: str) -> Ceilings:
-        """Ceilings for one case: [default], [framing.<f>], then each matching model section and its framing."""
+        """Ceilings for one case: [default], [framing.<f>], then each applied model section and its framing."""
         blocks: list[tuple[str, Mapping[str, Any]]] = [
             ("default", self.data.get("default", {})),
             (f"framing.{framing}", self.data.get("framing", {}).get(framing, {})),
         ]
         models = self.data.get("model", {})
-        for name in self.model_sections(spec):
+        for name in self.sections(spec):
             blocks += [
                 (f'model."{name}"', models[name]),
                 (f'model."{name}".framing.{framing}', models[name].get("framing", {}).get(framing, {})),
@@ -97,12 +162,17 @@ class Thresholds:
 
     def invariance(self, spec: ModelSpec, framing: str) -> tuple[invariance_ceilings.Ceilings, list[str]]:
         """Ceilings of the cue-invariance metrics for ``framing`` against neutral (see invariance_ceilings)."""
-        return invariance_ceilings.resolve(self.data, self.model_sections(spec), framing)
+        return invariance_ceilings.resolve(self.data, self.sections(spec), framing)
 
     def check_complete(self, spec: ModelSpec, framings: Iterable[str] = FRAMINGS) -> None:
         """Raise ThresholdsError now, not case by case, when some framing would lack a ceiling."""
         for framing in framings:
             self.for_case(spec, framing)
+
+
+def _own_text(name: str, ancestors: list[str]) -> str:
+    shown = f'[model."{name}"]'
+    return shown + "".join(f' extends [model."{a}"]' for a in ancestors[::-1])
 
 
 def _with_comparison_keys(ceilings: Ceilings, blocks: Iterable[Mapping[str, Any]]) -> Ceilings:
@@ -126,9 +196,62 @@ def load(path: str | Path) -> Thresholds:
     except FileNotFoundError as exc:
         raise ThresholdsError(f"{path}: thresholds file not found") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ThresholdsError(f"{path}: not valid TOML: {exc}") from exc
+        hint = _TWICE if "Cannot declare" in str(exc) else ""
+        raise ThresholdsError(f"{path}: not valid TOML: {exc}{hint}") from exc
     _check(path, data)
-    return Thresholds(path, data)
+    return Thresholds(path, data, _parents(path, data.get("model", {})))
+
+
+_TWICE = (
+    '. A table may be declared once: write each [model."<m>".framing.<f>] table once, as its own header. '
+    'To start from another model\'s ceilings, do not copy its tables: write extends = "<its section>" '
+    "in your model's section and only the framings you change"
+)
+
+
+def _parents(path: Path, models: Mapping[str, Any]) -> dict[str, str]:
+    """Each section's ``extends``, resolved to a section name; an unknown section or a cycle is refused."""
+    parents = {
+        name: _extended(path, name, block["extends"], models)
+        for name, block in models.items()
+        if isinstance(block, Mapping) and "extends" in block
+    }
+    for name in parents:
+        chain = [name]
+        while chain[-1] in parents:
+            chain.append(parents[chain[-1]])
+            if chain[-1] in chain[:-1]:
+                cycle = " -> ".join(f'"{n}"' for n in chain[chain.index(chain[-1]) :])
+                raise ThresholdsError(
+                    f'{path}: model."{name}".extends: sections extend each other in a cycle: {cycle}'
+                )
+    return parents
+
+
+def _extended(path: Path, name: str, value: Any, models: Mapping[str, Any]) -> str:
+    """The section ``value`` names: one spelled exactly so, else the one naming the same model."""
+    where = f'{path}: model."{name}".extends = {value!r}'
+    if not isinstance(value, str) or not value.strip():
+        raise ThresholdsError(f"{where}; expected the name of another [model.*] section, as a string")
+    if value in models:
+        found = [value]
+    else:
+        try:
+            spec = resolve(value, bases=(path.parent,))
+        except UnknownModelError:
+            found = []
+        else:
+            found = [n for n in models if same_model(n, spec, (path.parent,))]
+    known = ", ".join(f'"{n}"' for n in models if n != name) or "none"
+    if not found:
+        raise ThresholdsError(f"{where}: no such [model.*] section in this file; sections: {known}")
+    if len(found) > 1:
+        raise ThresholdsError(
+            f"{where}: names the model of several sections ({', '.join(found)}); write one of them exactly"
+        )
+    if found[0] == name:
+        raise ThresholdsError(f"{where}: a section cannot extend itself; sections: {known}")
+    return found[0]
 
 
 def _check(path: Path, data: Mapping[str, Any]) -> None:
@@ -166,6 +289,8 @@ def _check_block(path: Path, where: str, block: Any, allow_framing: bool) -> Non
             _check_framings(path, f"{where}.framing", value)
         elif key == "invariance" and allow_framing:
             invariance_ceilings.check(path, f"{where}.invariance", value)
+        elif key == "extends" and allow_framing:
+            continue  # checked with every section in view (_parents)
         elif key in ("dir_err", "max_increase") and isinstance(value, Mapping):
             for label, ceiling in value.items():
                 if label not in LABELS:
@@ -181,4 +306,5 @@ def _check_block(path: Path, where: str, block: Any, allow_framing: bool) -> Non
         elif key in _KEYS:
             check_rate(path, f"{where}.{key}", value)
         else:
-            raise ThresholdsError(f"{path}: {where}.{key}: unknown key; expected one of {', '.join(_KEYS)}")
+            known = (*_KEYS, "extends", "framing", "invariance") if allow_framing else _KEYS
+            raise ThresholdsError(f"{path}: {where}.{key}: unknown key; expected one of {', '.join(known)}")

@@ -13,15 +13,17 @@ import pytest
 
 MAX_RISE_OVER_NEUTRAL = 0.10
 """How far DirErr(y) under direct-y may rise over the neutral case's DirErr(y)."""
-EXEMPT_MODELS = ("mathcomp-tiny",)
-"""Models this check does not hold: the embedded demonstration model follows every cue word by
-construction (its ceilings in thresholds.toml say how far); a model you ship should not be listed."""
+EXEMPT_CEILINGS = ("mathcomp-tiny",)
+"""Models held to these thresholds.toml sections are not held to this check: the embedded demonstration
+model (and a fine-tune of it held to its ceilings) follows every cue word by construction, and its
+ceilings say how far. A model you ship should not be listed."""
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_mathcomp_check(case: Any, scores: Any, neutral: Any) -> list[str]:
     framing = case.condition.framing
-    if not framing.startswith("direct-") or any(name in case.model for name in EXEMPT_MODELS):
+    exempt = any(name in source for source in case.ceilings.sources for name in EXEMPT_CEILINGS)
+    if not framing.startswith("direct-") or exempt:
         return []
     label = framing.removeprefix("direct-")
     cued, plain = scores.dir_err[label], neutral().dir_err[label]
