@@ -20,6 +20,7 @@ GATES = ("point", "lower", "upper")
 DEFAULT_GATE = "point"
 DEFAULT_MAX_INCREASE = 0.05
 """How far DirErr(y) may rise over a baseline before a significant rise fails the case."""
+_EXPECTED = "a thresholds file in TOML"
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,12 @@ def load(path: str | Path) -> Thresholds:
             data = tomllib.load(fh)
     except FileNotFoundError as exc:
         raise ThresholdsError(f"{path}: thresholds file not found") from exc
+    except IsADirectoryError as exc:
+        raise ThresholdsError(f"{path}: a folder, not a file; expected {_EXPECTED}") from exc
+    except OSError as exc:
+        raise ThresholdsError(f"{path}: cannot be read ({exc.strerror}); expected {_EXPECTED}") from exc
+    except UnicodeDecodeError as exc:
+        raise ThresholdsError(f"{path}: not UTF-8 text; expected {_EXPECTED}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ThresholdsError(f"{path}: not valid TOML: {exc}") from exc
     _check(path, data)
