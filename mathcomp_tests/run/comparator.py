@@ -53,7 +53,7 @@ class Comparator:
             comparator.file.check_fits(fingerprint())
         else:
             try:
-                comparator.model = models.resolve(str(s.baseline_model))
+                comparator.model = models.resolve(str(s.baseline_model), config=s.backend.model_config)
             except models.UnknownModelError as exc:
                 raise baseline.BaselineError(f"--baseline-model: {exc}") from exc
         return comparator
