@@ -17,7 +17,7 @@ from ..formats import FORMATS
 from ..settings import BackendOptions
 from ..types import LABELS, Decoding, Prompt, Response
 from .base import BackendError, OnResponse
-from .models import local_directory, looks_like_path
+from .models import local_directory, local_file, looks_like_path
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
 SCORINGS = ("generate", "logprob")
@@ -341,6 +341,12 @@ def _locate(name: str) -> tuple[Path, str]:
         if not (directory / "config.json").is_file():
             raise BackendError(f"model directory {directory} has no config.json: not a transformers model")
         return directory, fingerprint(directory)
+    file = local_file(name)
+    if file is not None:
+        raise BackendError(
+            f"hf:{name} is a file, not a model directory ({file}); give the folder that holds the model's "
+            "config.json and weights"
+        )
     if looks_like_path(name):
         raise BackendError(
             f"model directory {name!r} does not exist (looked in {Path.cwd()} and the project root). "
