@@ -5,6 +5,7 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 
 from __future__ import annotations
 
+import shlex
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -13,12 +14,14 @@ import pytest
 
 from .. import formats
 from ..backends.base import BackendError, redact
+from ..backends.cache_admin import DamagedCacheError
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
 from ..records import items as records
 from ..records import results
 from ..run import GENERATED, REVEAL_AFTER, Run
+from ..run.folders import FolderError
 from ..scoring.baseline import BaselineError
 from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError, conditions
@@ -88,11 +91,17 @@ def pytest_configure(config: pytest.Config) -> None:
         worker = workerinput["workerid"] if workerinput else "main"
         run = Run(settings, run_id, worker)
         if not config.option.collectonly:
+            run.check_folders()
             _ = run.backend  # created and probed once, here: a model that cannot answer stops the run now
             try:
                 _ = run.judge  # the judge too
             except BackendError as exc:
                 raise pytest.UsageError(f"--judge-model={settings.judge_model}: {exc}") from exc
+            if run.comparator is not None and run.comparator.model is not None:
+                try:
+                    _ = run.comparator.backend  # and the baseline model
+                except BackendError as exc:
+                    raise pytest.UsageError(f"--baseline-model={settings.baseline_model}: {exc}") from exc
             if workerinput is None and _has_workers(config):
                 run.close()  # the controller only probed; each worker opens its own
     except (
@@ -102,8 +111,15 @@ def pytest_configure(config: pytest.Config) -> None:
         UnknownModelError,
         SelectionError,
         BaselineError,
+        FolderError,
     ) as exc:
         raise pytest.UsageError(str(exc)) from exc
+    except DamagedCacheError as exc:
+        clear = f"mathcomp cache clear --cache-dir={shlex.quote(str(exc.path.parent))}"
+        raise pytest.UsageError(
+            f"the response cache {exc}; `{clear}` removes it (its answers are lost: the next run asks the "
+            "model again)"
+        ) from exc
     except BackendError as exc:
         raise pytest.UsageError(f"--model={settings.model}: {exc}") from exc
     state = State(run)

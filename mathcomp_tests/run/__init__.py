@@ -21,6 +21,7 @@ from ..settings import SelectionError, Settings, conditions
 from ..types import NEUTRAL, PLAIN, Condition, Decoding, Prompt, Scenario
 from ..verdict import checks
 from ..verdict.result import CaseResult
+from . import folders
 from .case import run_case
 from .comparator import Comparator
 
@@ -41,7 +42,8 @@ class Run:
         self.settings = settings
         self.run_id = run_id
         self.worker = worker
-        self.spec = models.resolve(settings.model)
+        config = settings.backend.model_config
+        self.spec = models.resolve(settings.model, config=config)
         self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
         self.identities = {
             on: prompts.load_identities(settings.identities_file, on=on) for on in prompts.IDENTITY_SIDES
@@ -52,7 +54,7 @@ class Run:
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
         self.thresholds.check_complete(self.spec, settings.framings)
-        self.judge_spec = models.resolve(settings.judge_model) if settings.judge_model else None
+        self.judge_spec = models.resolve(settings.judge_model, config=config) if settings.judge_model else None
         if self.judge_spec is not None and self.judge_spec.kind == "symbolic":
             raise SelectionError(
                 "--judge-model=symbolic cannot judge: it answers from the scenario's exact totals, not from the "
@@ -69,6 +71,16 @@ class Run:
         self._generated: list[Scenario] | None = None
         self._generated_writer: ResultsWriter | None = None
         self._reveal_writer: ResultsWriter | None = None
+
+    def check_folders(self) -> None:
+        """Every folder this run will write in takes files (FolderError names the one that does not):
+        the response cache's, the reports folder, and the baseline file's under --update-baseline."""
+        s = self.settings
+        if s.cache_path is not None:
+            folders.writable_folder(s.cache_path.parent, "--cache-dir")
+        folders.writable_folder(s.reports_dir, "--reports-dir")
+        if s.update_baseline is not None:
+            folders.writable_file(s.update_baseline, "--update-baseline", "the baseline file")
 
     @property
     def run_dir(self) -> Path:
