@@ -193,6 +193,12 @@ class CachedBackend:
         self.calls = 0
         """Prompts this process sent to the model (cache misses)."""
 
+    @property
+    def applied_chat_template(self) -> str | None:
+        """The inner backend's (hf); None for a backend whose prompt layout is not ours to choose."""
+        value = getattr(self.inner, "applied_chat_template", None)
+        return str(value) if value is not None else None
+
     def cache_identity(self) -> dict[str, object]:
         return self.inner.cache_identity()
 

@@ -260,6 +260,12 @@ class HFBackend:
         elif self.device == "mps":
             self._torch.mps.empty_cache()
 
+    @property
+    def applied_chat_template(self) -> str:
+        """How prompts reach the model: `auto` (its chat template applied) or `none` (plain text, also
+        when --chat-template=auto finds no template in the tokenizer)."""
+        return "auto" if self._has_template() else "none"
+
     def _has_template(self) -> bool:
         """Whether prompts are rendered through the chat template (part of the cache key)."""
         return self.chat_template == "auto" and bool(getattr(self.tokenizer, "chat_template", None))

@@ -6,6 +6,7 @@ verdict, the records) and nothing below imports it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,21 @@ class Run:
         if s.update_baseline is not None:
             folders.writable_file(s.update_baseline, "--update-baseline", "the baseline file")
 
+    def chat_templates(self) -> dict[str, str | None]:
+        """The --chat-template mode each hf model of the run is asked with (None: not an hf model, or not
+        in this run). The baseline model is asked as the model is, or it would not be a fair baseline;
+        the judge with its own template (scoring/judge.py CHAT_TEMPLATE)."""
+        baseline_model = self.comparator.model if self.comparator is not None else None
+
+        def mode(spec: models.ModelSpec | None, asked: str) -> str | None:
+            return asked if spec is not None and spec.kind == "hf" else None
+
+        return {
+            "model": mode(self.spec, self.settings.chat_template),
+            "baseline_model": mode(baseline_model, self.settings.chat_template),
+            "judge": mode(self.judge_spec, judge.CHAT_TEMPLATE),
+        }
+
     @property
     def run_dir(self) -> Path:
         return self.settings.reports_dir / self.run_id
@@ -119,7 +135,8 @@ class Run:
         if self.judge_spec is None:
             return None
         if self._judge is None:
-            inner = create(self.judge_spec, replace(self.settings.backend, worker=self.worker))
+            options = replace(self.settings.backend, worker=self.worker, chat_template=judge.CHAT_TEMPLATE)
+            inner = create(self.judge_spec, options)
             self._judge = judge.Judge(self._cached(inner), self.judge_template)
         return self._judge
 
@@ -161,9 +178,7 @@ class Run:
         result = self._ask(condition, self.prompts_for(condition, self.generated))
         if self._generated_writer is None:
             self._generated_writer = ResultsWriter(self.run_dir / GENERATED, self.worker)
-        self._generated_writer.write(
-            item_record(i, self.run_id, result.model, result.revision) for i in result.items
-        )
+        self._generated_writer.write(self._records(result))
         return result
 
     def reveal_after_conditions(self) -> list[Condition]:
@@ -218,8 +233,13 @@ class Run:
             result = self.comparator.compare(result, prompts_, self.decoding(condition))
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
-        self._writer.write(item_record(i, self.run_id, result.model, result.revision) for i in result.items)
+        self._writer.write(self._records(result))
         return result
+
+    def _records(self, result: CaseResult) -> Iterator[dict[str, Any]]:
+        """results.jsonl lines of a case's items."""
+        for item in result.items:
+            yield item_record(item, self.run_id, result.model, result.revision, result.chat_template)
 
     def neutral_scores(self, condition: Condition, generated: bool = False) -> metrics.Scores:
         """The scores of ``condition``'s neutral partner (same everything, framing neutral) on the same

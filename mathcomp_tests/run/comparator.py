@@ -96,7 +96,8 @@ class Comparator:
     def backend(self) -> Backend:
         if self._backend is None:
             assert self.model is not None
-            options = replace(self.settings.backend, worker=self._worker)
+            # asked as the model is (--chat-template), or the comparison would measure the template
+            options = replace(self.settings.backend, worker=self._worker, chat_template=self.settings.chat_template)
             self._backend = self._cached(create(self.model, options))
         return self._backend
 

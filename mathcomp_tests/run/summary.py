@@ -20,6 +20,7 @@ def run_summary(run: Run, cases: list[dict[str, Any]]) -> dict[str, Any]:
         "resolved": run.spec.resolved,
         "revision": next((c["revision"] for c in cases if c["revision"] is not None), None),
         "model_revision": s.backend.model_revision,
+        "chat_template": run.chat_templates(),
         "prompt_set": run.prompt_set.name,
         "dataset": {
             "name": run.dataset.name,
