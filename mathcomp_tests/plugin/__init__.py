@@ -314,13 +314,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     run = state.run
     run.close()
-    results.merge_parts(run.run_dir, records.record_key)
+    dropped = results.merge_parts(run.run_dir, records.record_key)
     for sub in (GENERATED, REVEAL_AFTER):
         if (run.run_dir / sub).is_dir():
-            results.merge_parts(run.run_dir / sub, records.record_key)
+            dropped += results.merge_parts(run.run_dir / sub, records.record_key)
+    state.notes += dropped
     from ..run.summary import run_summary
 
     state.summary = run_summary(run, state.cases)
+    state.summary["records_dropped"] = dropped
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
