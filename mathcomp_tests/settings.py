@@ -102,11 +102,20 @@ class Settings:
     """Run test_reveal_after (Flip cue, then the Truth cue in the same conversation, against neutral)."""
 
 
-def select(given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    """Parse a comma-separated selection (`all` for every value) against the known values."""
-    if not given:
+def select(
+    given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...], option: str = ""
+) -> tuple[str, ...]:
+    """Parse a comma-separated selection (`all` for every value) against the known values; ``default``
+    when the option was not given. An empty value (``--framings=``, ``a,,b``, a trailing comma) is an
+    error: it never stands for the default, nor is it skipped."""
+    if given is None:
         return default
-    values = [v.strip() for v in given.split(",") if v.strip()]
+    values = [v.strip() for v in given.split(",")]
+    if "" in values:
+        named = f"{option}={given}" if option else repr(given)
+        raise SelectionError(
+            f"{named}: an empty {what}; expected one or more of {', '.join(known)} (or 'all'), comma-separated"
+        )
     if values == ["all"]:
         return known
     unknown = [v for v in values if v not in known]

@@ -15,6 +15,7 @@ from filelock import FileLock
 
 from ..types import Decoding, Prompt, Response
 from .base import Backend, OnResponse
+from .cache_admin import DamagedCacheError, is_damage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -33,6 +34,8 @@ KEY_VERSION = 2
 FLUSH_SECONDS = 0.25
 """A batch backend's answers wait at most this long in memory before they are committed together."""
 FLUSH_SIZE = 2000
+_CHECKED: set[str] = set()
+"""Cache files this process has checked whole (PRAGMA quick_check): each is checked once per process."""
 
 
 def cache_keys(backend: Backend, prompts: Sequence[Prompt], decoding: Decoding) -> list[str]:
@@ -87,6 +90,17 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            if is_damage(exc):
+                raise DamagedCacheError(self.path, str(exc)) from exc
+            raise
+
+    def _open(self) -> None:
+        """WAL mode and the table; a file opened for the first time in this process is checked whole, so
+        that a damaged one stops the run before any case instead of failing it half way."""
         self._db.execute("PRAGMA busy_timeout = 60000")
         # Switching to WAL needs an exclusive lock and does not wait on busy_timeout: xdist workers opening
         # a new cache together take turns.
@@ -94,6 +108,12 @@ class ResponseCache:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute(_SCHEMA)
         self._db.execute("PRAGMA synchronous = NORMAL")
+        key = str(self.path.resolve())
+        if key not in _CHECKED:
+            found = self._db.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if found != "ok":
+                raise DamagedCacheError(self.path, str(found))
+            _CHECKED.add(key)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
         found: dict[str, Response] = {}
@@ -172,6 +192,12 @@ class CachedBackend:
         self.revision = inner.revision
         self.calls = 0
         """Prompts this process sent to the model (cache misses)."""
+
+    @property
+    def applied_chat_template(self) -> str | None:
+        """The inner backend's (hf); None for a backend whose prompt layout is not ours to choose."""
+        value = getattr(self.inner, "applied_chat_template", None)
+        return str(value) if value is not None else None
 
     def cache_identity(self) -> dict[str, object]:
         return self.inner.cache_identity()

@@ -17,7 +17,7 @@ from ..formats import FORMATS
 from ..settings import BackendOptions
 from ..types import LABELS, Decoding, Prompt, Response
 from .base import BackendError, OnResponse
-from .models import local_directory, looks_like_path
+from .models import local_directory, local_file, looks_like_path
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
 SCORINGS = ("generate", "logprob")
@@ -260,6 +260,12 @@ class HFBackend:
         elif self.device == "mps":
             self._torch.mps.empty_cache()
 
+    @property
+    def applied_chat_template(self) -> str:
+        """How prompts reach the model: `auto` (its chat template applied) or `none` (plain text, also
+        when --chat-template=auto finds no template in the tokenizer)."""
+        return "auto" if self._has_template() else "none"
+
     def _has_template(self) -> bool:
         """Whether prompts are rendered through the chat template (part of the cache key)."""
         return self.chat_template == "auto" and bool(getattr(self.tokenizer, "chat_template", None))
@@ -341,6 +347,12 @@ def _locate(name: str) -> tuple[Path, str]:
         if not (directory / "config.json").is_file():
             raise BackendError(f"model directory {directory} has no config.json: not a transformers model")
         return directory, fingerprint(directory)
+    file = local_file(name)
+    if file is not None:
+        raise BackendError(
+            f"hf:{name} is a file, not a model directory ({file}); give the folder that holds the model's "
+            "config.json and weights"
+        )
     if looks_like_path(name):
         raise BackendError(
             f"model directory {name!r} does not exist (looked in {Path.cwd()} and the project root). "

@@ -60,19 +60,44 @@ def local_directory(name: str, bases: tuple[Path, ...] = ()) -> Path | None:
     """The absolute directory ``name`` names, looked up from the working directory, then ``bases``,
     then where this package ships it (so the embedded default, ``fixtures/models/...``, loads from
     anywhere, installed or in a checkout)."""
-    path = Path(name).expanduser()
-    candidates = (path,) if path.is_absolute() else (path, *(b / path for b in bases), shipped(path))
-    for candidate in candidates:
+    for candidate in _candidates(name, bases):
         if candidate.is_dir():
             return candidate.resolve()
     return None
 
 
-def resolve(given: str, path: Path | None = None, bases: tuple[Path, ...] = ()) -> ModelSpec:
-    """The backend kind and name for ``given``; an hf directory is located (relative to ``bases`` too)."""
+def local_file(name: str, bases: tuple[Path, ...] = ()) -> Path | None:
+    """The file ``name`` names where local_directory looks (a file given where a model folder belongs)."""
+    for candidate in _candidates(name, bases):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def _candidates(name: str, bases: tuple[Path, ...]) -> tuple[Path, ...]:
+    path = Path(name).expanduser()
+    return (path,) if path.is_absolute() else (path, *(b / path for b in bases), shipped(path))
+
+
+def resolve(
+    given: str,
+    path: Path | None = None,
+    bases: tuple[Path, ...] = (),
+    config: Path | None = None,
+) -> ModelSpec:
+    """The backend kind and name for ``given``; an hf directory is located (relative to ``bases`` too).
+
+    A model group of the --model-config ``config`` is an api model whatever it looks like: a Router
+    group is any name the config gives its deployments.
+    """
+    from .router import group_names
+
     table = aliases(path)
+    groups = group_names(config) if config is not None else ()
     given = given.strip()
     spec, prompt_set = given, DEFAULT_PROMPT_SET
+    if spec in groups:
+        return ModelSpec(given, "api", spec, prompt_set)
     if spec in table:
         spec, prompt_set = table[spec]["model"], table[spec].get("prompt_set", DEFAULT_PROMPT_SET)
     if spec == "symbolic":
@@ -84,8 +109,9 @@ def resolve(given: str, path: Path | None = None, bases: tuple[Path, ...] = ()) 
         return ModelSpec(given, "api", spec, prompt_set)
     known = ", ".join(sorted(table))
     hint = f" A local directory is written hf:{spec}." if local_directory(spec, bases) else ""
+    in_config = f" --model-config {config} has the groups {', '.join(groups)}." if config is not None else ""
     raise UnknownModelError(
-        f"unknown model {given!r}.{hint} Known aliases: {known}. Or give `symbolic`, "
+        f"unknown model {given!r}.{hint}{in_config} Known aliases: {known}. Or give `symbolic`, "
         "`hf:<hub id or directory>` (a local transformers model), or a litellm model string such as "
         "`openai/<name>`."
     )

@@ -109,6 +109,10 @@ def load_config(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise BackendError(f"cannot read --model-config {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise BackendError(
+            f"--model-config {path} is not UTF-8 text; expected a litellm Router config (YAML or JSON)"
+        ) from exc
     import yaml
 
     try:
@@ -131,6 +135,11 @@ def load_config(path: Path) -> dict[str, Any]:
     if not isinstance(config.get("router_settings", {}), dict):
         raise BackendError(f"--model-config {path}: `router_settings` must be a mapping")
     return {"model_list": config["model_list"], "router_settings": config.get("router_settings") or {}}
+
+
+def group_names(path: Path) -> tuple[str, ...]:
+    """The model groups (`model_name`) a --model-config defines: what --model may name in it."""
+    return tuple(sorted({str(d.get("model_name")) for d in load_config(path)["model_list"]}))
 
 
 def build(router_plan: RouterPlan) -> Any:

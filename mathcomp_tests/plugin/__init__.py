@@ -6,6 +6,7 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 from __future__ import annotations
 
 import functools
+import shlex
 import shutil
 import warnings
 from dataclasses import replace
@@ -15,12 +16,14 @@ import pytest
 
 from .. import formats
 from ..backends.base import BackendError, redact
+from ..backends.cache_admin import DamagedCacheError
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
 from ..records import items as records
 from ..records import results
 from ..run import GENERATED, REVEAL_AFTER, Run
+from ..run.folders import FolderError
 from ..scoring.baseline import GENERATED_PREFIX, BaselineError
 from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError, conditions
@@ -114,11 +117,17 @@ def pytest_configure(config: pytest.Config) -> None:
         worker = workerinput["workerid"] if workerinput else "main"
         run = Run(settings, run_id, worker)
         if not config.option.collectonly:
+            run.check_folders()
             _ = run.backend  # created and probed once, here: a model that cannot answer stops the run now
             try:
                 _ = run.judge  # the judge too
             except BackendError as exc:
                 raise pytest.UsageError(f"--judge-model={settings.judge_model}: {exc}") from exc
+            if run.comparator is not None and run.comparator.model is not None:
+                try:
+                    _ = run.comparator.backend  # and the baseline model
+                except BackendError as exc:
+                    raise pytest.UsageError(f"--baseline-model={settings.baseline_model}: {exc}") from exc
             if workerinput is None and _has_workers(config):
                 run.close()  # the controller only probed; each worker opens its own
     except (
@@ -128,8 +137,15 @@ def pytest_configure(config: pytest.Config) -> None:
         UnknownModelError,
         SelectionError,
         BaselineError,
+        FolderError,
     ) as exc:
         raise pytest.UsageError(str(exc)) from exc
+    except DamagedCacheError as exc:
+        clear = f"mathcomp cache clear --cache-dir={shlex.quote(str(exc.path.parent))}"
+        raise pytest.UsageError(
+            f"the response cache {exc}; `{clear}` removes it (its answers are lost: the next run asks the "
+            "model again)"
+        ) from exc
     except BackendError as exc:
         raise pytest.UsageError(f"--model={settings.model}: {exc}") from exc
     state = State(run)
@@ -339,13 +355,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     run = state.run
     run.close()
-    results.merge_parts(run.run_dir, records.record_key)
+    dropped = results.merge_parts(run.run_dir, records.record_key)
     for sub in (GENERATED, REVEAL_AFTER):
         if (run.run_dir / sub).is_dir():
-            results.merge_parts(run.run_dir / sub, records.record_key)
+            dropped += results.merge_parts(run.run_dir / sub, records.record_key)
+    state.notes += dropped
     from ..run.summary import run_summary
 
     state.summary = run_summary(run, state.cases, state.generated_cases)
+    state.summary["records_dropped"] = dropped
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)

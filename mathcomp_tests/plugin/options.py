@@ -301,11 +301,13 @@ def settings(config: pytest.Config) -> Settings:
     return Settings(
         model=opt("model"),
         prompt_set=opt("prompt_set"),
-        framings=select(opt("framings"), ALL_FRAMINGS, "framing", FRAMINGS),
-        positions=select(opt("positions"), POSITIONS, "position", POSITIONS),
-        identities=select(opt("identities"), known_identities(identities_file), "identity", ("std",)),
+        framings=select(opt("framings"), ALL_FRAMINGS, "framing", FRAMINGS, "--framings"),
+        positions=select(opt("positions"), POSITIONS, "position", POSITIONS, "--positions"),
+        identities=select(
+            opt("identities"), known_identities(identities_file), "identity", ("std",), "--identities"
+        ),
         identities_file=identities_file,
-        formats=select(opt("formats"), FORMATS, "format", ("one-word",)),
+        formats=select(opt("formats"), FORMATS, "format", ("one-word",), "--formats"),
         limit=opt("limit"),
         dataset=opt("dataset"),
         dataset_policy=opt("dataset_policy"),
@@ -324,8 +326,10 @@ def settings(config: pytest.Config) -> Settings:
         ),
         max_error_rate=opt("max_error_rate"),
         max_new_tokens=opt("max_new_tokens"),
-        option_orders=select(opt("option_orders"), OPTION_ORDERS, "option order", (PAPER_ORDER,)),
-        identity_on=select(opt("identity_on"), IDENTITY_SIDES, "identity side", ("b",)),
+        option_orders=select(
+            opt("option_orders"), OPTION_ORDERS, "option order", (PAPER_ORDER,), "--option-orders"
+        ),
+        identity_on=select(opt("identity_on"), IDENTITY_SIDES, "identity side", ("b",), "--identity-on"),
         judge_model=opt("judge_model"),
         chat_template=opt("chat_template"),
         temperature=opt("temperature"),
@@ -335,7 +339,7 @@ def settings(config: pytest.Config) -> Settings:
         generated=opt("generated"),
         hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
         metamorphic=opt("metamorphic"),
-        protocols=select(opt("protocol"), PROTOCOLS, "protocol", (PLAIN,)),
+        protocols=select(opt("protocol"), PROTOCOLS, "protocol", (PLAIN,), "--protocol"),
         reveal_after=opt("reveal_after"),
         invariance=opt("invariance"),
         **_baseline_settings(opt, thresholds),

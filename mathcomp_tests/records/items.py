@@ -28,8 +28,10 @@ def condition_fields(c: Condition) -> dict[str, Any]:
     }
 
 
-def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str, Any]:
-    """One line of results.jsonl: enough to recompute any paired metric later."""
+def item_record(
+    item: Item, run_id: str, model: str, revision: str, chat_template: str | None = None
+) -> dict[str, Any]:
+    """One line of results.jsonl: enough to recompute any paired metric later, and how it was asked."""
     s, c = item.prompt.scenario, item.prompt.condition
     return {
         "run_id": run_id,
@@ -41,6 +43,7 @@ def item_record(item: Item, run_id: str, model: str, revision: str) -> dict[str,
         "gold": s.label,
         "model": model,
         "revision": revision,
+        "chat_template": chat_template,
         "prompt": item.prompt.text,
         "raw": item.response.text,
         "label": item.prediction.label,
@@ -146,6 +149,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         **condition_fields(result.condition),
         "model": result.model,
         "revision": result.revision,
+        "chat_template": result.chat_template,
         "passed": result.passed,
         "error": None,
         "breaches": result.breaches,

@@ -40,27 +40,54 @@ class ResultsWriter:
         self._fh.close()
 
 
-def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> Path:
-    """Join every process's results.<worker>.jsonl into results.jsonl (the parts are removed).
+def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> list[str]:
+    """Join every process's results.<worker>.jsonl into results.jsonl (the parts are removed); returns
+    a note for every line dropped.
 
     One line per ``key``: where a case ran twice in one run (``--dist=each``, a rerun) the later answer
-    stands, in the place of the first.
+    stands, in the place of the first. A process killed while writing (an xdist worker, SIGKILL) leaves
+    its part ending in a cut line: that line is dropped and said, every other line kept; so is a line
+    that is not a JSON record anywhere else in a part.
     """
     target = run_dir / RESULTS
     sources = ([target] if target.exists() else []) + sorted(run_dir.glob("results.*.jsonl"))
     merged: dict[Hashable, str] = {}
+    notes: list[str] = []
     for source in sources:
-        with open(source, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    merged[key(json.loads(line))] = line if line.endswith("\n") else line + "\n"
+        lines = source.read_bytes().split(b"\n")
+        kept = 0
+        for number, raw in enumerate(lines, 1):
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError(f"a {type(record).__name__}")
+            except ValueError as exc:
+                notes.append(
+                    _cut_short(source, number, kept)
+                    if number == len(lines)
+                    else f"{source}: line {number} is not a JSON record ({exc}); dropped, the other lines kept"
+                )
+                continue
+            merged[key(record)] = line + "\n"
+            kept += 1
     tmp = target.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as out:
         out.writelines(merged.values())
     os.replace(tmp, target)
     for source in sources[1 if target in sources else 0 :]:
         source.unlink()
-    return target
+    return notes
+
+
+def _cut_short(path: Path, number: int, kept: int) -> str:
+    """The note for a last line without its newline that does not parse: a write the process never ended."""
+    return (
+        f"{path}: line {number} is cut short (the run was stopped while writing it); "
+        f"dropped, the {kept} records before it kept"
+    )
 
 
 def write_summary(run_dir: Path, summary: Mapping[str, Any]) -> Path:
@@ -110,10 +137,7 @@ def read_records_kept(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
             record = json.loads(line)
         except ValueError as exc:
             if number == len(lines):
-                return records, (
-                    f"{path}: line {number} is cut short (the run was stopped while writing it); "
-                    f"dropped, the {len(records)} records before it kept"
-                )
+                return records, _cut_short(path, number, len(records))
             raise RecordsError(f"{path}: line {number} is not a JSON record ({exc})") from exc
         if not isinstance(record, dict):
             raise RecordsError(f"{path}: line {number} is not a JSON record (a {type(record).__name__})")

@@ -6,6 +6,7 @@ verdict, the records) and nothing below imports it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from ..settings import SelectionError, Settings, conditions
 from ..types import NEUTRAL, PLAIN, Condition, Decoding, Prompt, Scenario
 from ..verdict import checks
 from ..verdict.result import CaseResult
+from . import folders
 from .case import run_case
 from .comparator import Comparator
 
@@ -41,7 +43,8 @@ class Run:
         self.settings = settings
         self.run_id = run_id
         self.worker = worker
-        self.spec = models.resolve(settings.model)
+        config = settings.backend.model_config
+        self.spec = models.resolve(settings.model, config=config)
         self.prompt_set = prompts.load_prompt_set(settings.prompt_set or self.spec.prompt_set)
         self.identities = {
             on: prompts.load_identities(settings.identities_file, on=on) for on in prompts.IDENTITY_SIDES
@@ -51,7 +54,7 @@ class Run:
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
         self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
-        self.judge_spec = models.resolve(settings.judge_model) if settings.judge_model else None
+        self.judge_spec = models.resolve(settings.judge_model, config=config) if settings.judge_model else None
         if self.judge_spec is not None and self.judge_spec.kind == "symbolic":
             raise SelectionError(
                 "--judge-model=symbolic cannot judge: it answers from the scenario's exact totals, not from the "
@@ -72,6 +75,31 @@ class Run:
         self._generated_fits = False
         self._generated_writer: ResultsWriter | None = None
         self._reveal_writer: ResultsWriter | None = None
+
+    def check_folders(self) -> None:
+        """Every folder this run will write in takes files (FolderError names the one that does not):
+        the response cache's, the reports folder, and the baseline file's under --update-baseline."""
+        s = self.settings
+        if s.cache_path is not None:
+            folders.writable_folder(s.cache_path.parent, "--cache-dir")
+        folders.writable_folder(s.reports_dir, "--reports-dir")
+        if s.update_baseline is not None:
+            folders.writable_file(s.update_baseline, "--update-baseline", "the baseline file")
+
+    def chat_templates(self) -> dict[str, str | None]:
+        """The --chat-template mode each hf model of the run is asked with (None: not an hf model, or not
+        in this run). The baseline model is asked as the model is, or it would not be a fair baseline;
+        the judge with its own template (scoring/judge.py CHAT_TEMPLATE)."""
+        baseline_model = self.comparator.model if self.comparator is not None else None
+
+        def mode(spec: models.ModelSpec | None, asked: str) -> str | None:
+            return asked if spec is not None and spec.kind == "hf" else None
+
+        return {
+            "model": mode(self.spec, self.settings.chat_template),
+            "baseline_model": mode(baseline_model, self.settings.chat_template),
+            "judge": mode(self.judge_spec, judge.CHAT_TEMPLATE),
+        }
 
     @property
     def run_dir(self) -> Path:
@@ -110,7 +138,8 @@ class Run:
         if self.judge_spec is None:
             return None
         if self._judge is None:
-            inner = create(self.judge_spec, replace(self.settings.backend, worker=self.worker))
+            options = replace(self.settings.backend, worker=self.worker, chat_template=judge.CHAT_TEMPLATE)
+            inner = create(self.judge_spec, options)
             self._judge = judge.Judge(self._cached(inner), self.judge_template)
         return self._judge
 
@@ -168,9 +197,7 @@ class Run:
             result = self.comparator.compare(result, asked, self.decoding(condition), case_id)
         if self._generated_writer is None:
             self._generated_writer = ResultsWriter(self.run_dir / GENERATED, self.worker)
-        self._generated_writer.write(
-            item_record(i, self.run_id, result.model, result.revision) for i in result.items
-        )
+        self._generated_writer.write(self._records(result))
         return result
 
     def reveal_after_conditions(self) -> list[Condition]:
@@ -228,8 +255,13 @@ class Run:
             result = self.comparator.compare(result, prompts_, self.decoding(condition))
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
-        self._writer.write(item_record(i, self.run_id, result.model, result.revision) for i in result.items)
+        self._writer.write(self._records(result))
         return result
+
+    def _records(self, result: CaseResult) -> Iterator[dict[str, Any]]:
+        """results.jsonl lines of a case's items."""
+        for item in result.items:
+            yield item_record(item, self.run_id, result.model, result.revision, result.chat_template)
 
     def neutral_scores(self, condition: Condition, generated: bool = False) -> metrics.Scores:
         """The scores of ``condition``'s neutral partner (same everything, framing neutral) on the same

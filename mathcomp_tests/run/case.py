@@ -56,6 +56,7 @@ def run_case(
         sent,
         per_sample if len(decodings) > 1 else (),
         judge_sent,
+        chat_template=getattr(backend, "applied_chat_template", None),
     )
 
 

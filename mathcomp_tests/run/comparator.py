@@ -52,7 +52,7 @@ class Comparator:
             comparator.file.check_fits(fingerprint())
         else:
             try:
-                comparator.model = models.resolve(str(s.baseline_model))
+                comparator.model = models.resolve(str(s.baseline_model), config=s.backend.model_config)
             except models.UnknownModelError as exc:
                 raise baseline.BaselineError(f"--baseline-model: {exc}") from exc
         return comparator
@@ -114,7 +114,8 @@ class Comparator:
     def backend(self) -> Backend:
         if self._backend is None:
             assert self.model is not None
-            options = replace(self.settings.backend, worker=self._worker)
+            # asked as the model is (--chat-template), or the comparison would measure the template
+            options = replace(self.settings.backend, worker=self._worker, chat_template=self.settings.chat_template)
             self._backend = self._cached(create(self.model, options))
         return self._backend
 

@@ -27,6 +27,7 @@ def run_summary(
         "canonical": run.spec.canonical,
         "revision": next((c["revision"] for c in cases if c["revision"] is not None), None),
         "model_revision": s.backend.model_revision,
+        "chat_template": run.chat_templates(),
         "prompt_set": run.prompt_set.name,
         "dataset": {
             "name": run.dataset.name,

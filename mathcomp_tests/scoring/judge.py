@@ -20,6 +20,9 @@ from ..types import Decoding, Label, Message, Prompt, Response
 JUDGED_FORMATS = tuple(name for name, f in formats.FORMATS.items() if f.judged)
 JUDGE = "judge"
 """`decided_by` of a label the judge gave."""
+CHAT_TEMPLATE = "auto"
+"""The judge is asked with its own chat template whatever --chat-template says: that option is how the
+case's prompts reach the model under test, and the judge's prompt is not a case's prompt."""
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ BASE_FROM = {"baseline": "the baseline", "baseline-model": "--baseline-model"}
 """How the header names where a base model came from."""
 DEFAULT_MAX_INCREASE = 0.05
 """How far DirErr(y) may rise over a baseline before a significant rise fails the case."""
+_EXPECTED = "a thresholds file in TOML"
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,12 @@ def load(path: str | Path) -> Thresholds:
             data = tomllib.load(fh)
     except FileNotFoundError as exc:
         raise ThresholdsError(f"{path}: thresholds file not found") from exc
+    except IsADirectoryError as exc:
+        raise ThresholdsError(f"{path}: a folder, not a file; expected {_EXPECTED}") from exc
+    except OSError as exc:
+        raise ThresholdsError(f"{path}: cannot be read ({exc.strerror}); expected {_EXPECTED}") from exc
+    except UnicodeDecodeError as exc:
+        raise ThresholdsError(f"{path}: not UTF-8 text; expected {_EXPECTED}") from exc
     except tomllib.TOMLDecodeError as exc:
         hint = _TWICE if "Cannot declare" in str(exc) else ""
         raise ThresholdsError(f"{path}: not valid TOML: {exc}{hint}") from exc

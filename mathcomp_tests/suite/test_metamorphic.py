@@ -1,6 +1,10 @@
 """One scenario, two wordings: the answer must not change between the neutral framing and a cue, nor
 between the standard names and an identity (``--metamorphic``).
 
+One thing changes per pair, so that a flip names its cause: a cue case is compared with the neutral
+framing under the same identity (on the same side), option order and format; a neutral identity case with
+the standard names under the same option order and format. Each answer is read against its own prompt.
+
 Hypothesis draws scenarios from the generator's strategy; a flip shrinks to the smallest scenario that
 still flips (fewest steps, smallest numbers, plain amounts), shown with both prompts and both answers.
 Failing examples are kept in Hypothesis' example database under --cache-dir and tried first next run.
@@ -8,18 +12,28 @@ Failing examples are kept in Hypothesis' example database under --cache-dir and 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from mathcomp_tests import formats
 from mathcomp_tests.data.generate import scenarios
 from mathcomp_tests.run import Run
-from mathcomp_tests.types import Condition, Scenario
+from mathcomp_tests.types import NEUTRAL, Condition, Scenario
+
+
+def partner(condition: Condition) -> Condition:
+    """The wording ``condition`` is compared with: the same case without its cue, or, for a neutral
+    case, without its identity."""
+    if condition.framing != NEUTRAL:
+        return replace(condition, framing=NEUTRAL)
+    return replace(condition, identity="std", identity_on="b")
 
 
 def test_metamorphic(condition: Condition, mathcomp_run: Run) -> None:
     run = mathcomp_run
-    base = Condition("neutral", condition.position, "std", condition.format)
+    base = partner(condition)
     decoding = run.decoding(condition)
     database = DirectoryBasedExampleDatabase(str(run.settings.dataset_cache / "hypothesis"))
 

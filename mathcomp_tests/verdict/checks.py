@@ -1,5 +1,5 @@
-"""Every pass/fail rule of a case, as functions of plain values: scores against ceilings, and the
-Reveal-After measurement against the neutral framing's unread and error ceilings."""
+"""Every pass/fail rule of a case, as functions of plain values: scores against ceilings, a case that
+scored nothing, and the Reveal-After measurement against the neutral framing's unread and error ceilings."""
 
 from __future__ import annotations
 
@@ -20,9 +20,20 @@ def gated(scores: metrics.Scores, label: str, gate: str) -> float | None:
     return interval[0] if gate == "lower" else interval[1]
 
 
+NOTHING_SCORED = "nothing scored"
+"""The breach of a case none of whose items was answered: every request failed."""
+
+
+def scored_items(scores: metrics.Scores) -> int:
+    """Items the model answered (readable or not): every item but the failed requests."""
+    return scores.n - sum(row["error"] for row in scores.confusion.values())
+
+
 def breaches(scores: metrics.Scores, ceilings: Ceilings) -> list[str]:
-    """The names of the scores above their ceilings (empty: the case passes)."""
-    return [m.name for m in metrics.CASE_METRICS if m.over(held_value(scores, m, ceilings.gate), ceilings)]
+    """The names of the scores above their ceilings (empty: the case passes). A case that scored nothing
+    never passes, whatever its error-rate ceiling allows: it measured nothing."""
+    over = [m.name for m in metrics.CASE_METRICS if m.over(held_value(scores, m, ceilings.gate), ceilings)]
+    return over if scored_items(scores) else [NOTHING_SCORED, *over]
 
 
 def held_value(scores: metrics.Scores, metric: metrics.Metric, gate: str) -> float | None:
@@ -33,11 +44,13 @@ def held_value(scores: metrics.Scores, metric: metrics.Metric, gate: str) -> flo
 def reveal_after_breaches(summary: Mapping[str, object], ceilings: Ceilings, max_error_rate: float | None) -> list[str]:
     """Reveal-After's unread and failed shares over the neutral framing's invalid and error ceilings (an
     item counts as unread when any of its three answers was)."""
-    n = max(int(summary["items"]), 1)  # type: ignore[call-overload]
+    items = int(summary["items"])  # type: ignore[call-overload]
+    n = max(items, 1)
     unread, errors = int(summary["unread"]), int(summary["errors"])  # type: ignore[call-overload]
     limits = (
         ("invalid_rate", (unread - errors) / n, ceilings.invalid_rate),
         ("error_rate", errors / n, max_error_rate or ceilings.error_rate),
     )
-    return [name for name, share, ceiling in limits if share > ceiling]
+    over = [name for name, share, ceiling in limits if share > ceiling]
+    return [NOTHING_SCORED, *over] if errors >= items else over
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..scoring import metrics
 from ..scoring.paired import explanation as paired_explanation
 from ..types import LABELS, Item
-from .checks import breaches, gated
+from .checks import NOTHING_SCORED, breaches, gated
 from .result import CaseResult
 
 PROMPT_TAIL = 160
@@ -17,14 +17,21 @@ PROMPT_TAIL = 160
 def explanation(result: CaseResult) -> str:
     """What a failing case prints: every value against its ceiling, then three wrong items."""
     scores, ceilings = result.scores, result.ceilings
-    over = breaches(scores, ceilings)
+    found = breaches(scores, ceilings)
+    over = [b for b in found if b != NOTHING_SCORED]
     rose = result.comparison.breaches if result.comparison is not None else []
     parts = (
-        ([f"{', '.join(over)} above the ceiling"] if over else [])
+        ([NOTHING_SCORED] if NOTHING_SCORED in found else [])
+        + ([f"{', '.join(over)} above the ceiling"] if over else [])
         + ([f"{', '.join(r.removesuffix(' rise') for r in rose)} rose over the baseline"] if rose else [])
         + ([f"{len(result.extra_failures)} check(s) of the project's own failed"] if result.extra_failures else [])
     )
     lines = [f"{result.condition.id} on {result.model}: {'; '.join(parts) or 'nothing failed'}"]
+    if NOTHING_SCORED in found:
+        lines.append(
+            f"  {NOTHING_SCORED}: all {scores.n} requests failed (see error_rate); a case that scored nothing "
+            "never passes"
+        )
     if ceilings.gate != "point":
         end = "lower" if ceilings.gate == "lower" else "upper"
         lines.append(f"  gate: the {end} end of the 95% interval is held to the ceiling")

@@ -31,6 +31,9 @@ class CaseResult:
     """none (no baseline asked for), compared, or no baseline (the baseline lacks this case)."""
     extra_failures: tuple[str, ...] = ()
     """Failures that checks of the user's own (the pytest_mathcomp_check hook) reported for this case."""
+    chat_template: str | None = None
+    """How the model's backend laid the prompts out: `auto` (the model's chat template) or `none` (plain
+    text); None where that is not the suite's to choose (an API server applies its own, symbolic reads none)."""
 
     @property
     def ceiling_breaches(self) -> list[str]:

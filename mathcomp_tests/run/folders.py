@@ -1,0 +1,49 @@
+"""The folders a run writes in, checked before any case: a run that cannot write its cache, its report or
+its baseline file stops at once, instead of after every case has been asked.
+
+Writing is tried for real (a file made and removed): permission bits do not tell, since root may write
+in a folder whose mode says no, and a read-only file system refuses even root.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+
+class FolderError(ValueError):
+    """A folder (or a file's folder) the run must write in and cannot; names the option that gave it."""
+
+
+def writable_folder(path: Path, option: str) -> None:
+    """``path`` is a folder this process can write in (made when missing)."""
+    if path.exists() and not path.is_dir():
+        raise FolderError(f"{option}={path}: a file, not a folder; expected a folder the run can write in")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FolderError(
+            f"{option}={path}: cannot make this folder ({exc.strerror}); give a folder you can write in"
+        ) from exc
+    _try_writing(path, f"{option}={path}: cannot write in this folder")
+
+
+def writable_file(path: Path, option: str, what: str) -> None:
+    """``path`` can be written as ``what``: not a folder, and its folder takes new files (the file is
+    replaced atomically, through a temporary file beside it)."""
+    if path.is_dir():
+        raise FolderError(f"{option}={path}: a folder, not a file; expected the path of {what}")
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FolderError(f"{option}={path}: cannot make its folder {folder} ({exc.strerror})") from exc
+    _try_writing(folder, f"{option}={path}: cannot write in {folder}")
+
+
+def _try_writing(folder: Path, said: str) -> None:
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".mathcomp-write-check-"):
+            pass
+    except OSError as exc:
+        raise FolderError(f"{said} ({exc.strerror}); give a folder you can write in") from exc
