@@ -144,3 +144,12 @@ def test_the_case_table_shows_each_cases_largest_change_and_a_failing_rise() -> 
     assert text.endswith(
         "direct-more-begin-std-one-word 5.0% 100.0% 5.0% 50.0% 0.0% 0.0% DirErr(less) +0.0 (p 1) pass"
     )
+
+
+def test_generated_cases_count_in_the_verdict_where_the_summary_has_them() -> None:
+    run = summary([case("neutral")])
+    generated = case("neutral", dir_err={"less": 0.5})
+    run["generated_cases"] = [dict(generated, case="generated:" + generated["case"])]
+    text = _read(verdict_html(run)).text
+    assert text.startswith("FAILED: 1 of 2 cases 1 over a ceiling")
+    assert "generated:neutral-begin-std-one-word DirErr(less) 50.0% 20.0%" in text

@@ -288,30 +288,6 @@ def _change(case: Case | None, label: str) -> Mapping[str, Any] | None:
     return change if change["difference"] is not None else None
 
 
-def history_lines(series: Mapping[str, Sequence[tuple[str, float | None]]], title: str) -> bytes:
-    """One line per metric across runs (x: run ids in order)."""
-    plt = _pyplot()
-    runs = list(dict.fromkeys(r for points in series.values() for r, _ in points))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(runs) + 3), 3.8), layout="constrained")
-    for name, points in series.items():
-        xs = [runs.index(r) for r, v in points if v is not None]
-        ys = [100 * v for _, v in points if v is not None]
-        ax.plot(xs, ys, marker="o", label=name)
-    ax.set_xticks(range(len(runs)), labels=[_short_run(r) for r in runs], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 100)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
-    ax.set_title(title, fontsize=11, loc="left")
-    return _png(fig)
-
-
-def _short_run(run_id: str) -> str:
-    """`20250101-120000-model-slug-ab12` -> `20250101-120000 ab12` (the model is in the title)."""
-    parts = run_id.split("-")
-    return f"{parts[0]}-{parts[1]} {parts[-1]}" if len(parts) >= 4 else run_id
-
-
 def regression_lines(
     ticks: Sequence[str],
     lines: Mapping[str, Mapping[str, Sequence[float | None]]],

@@ -62,9 +62,14 @@ def kinds(case: Case) -> tuple[list[str], list[str], list[str]]:
     return ceilings, rises, own
 
 
+def every_case(summary: Mapping[str, Any]) -> list[Case]:
+    """test_framing's cases and test_generated's (``generated_cases``, where the summary has them)."""
+    return [*summary.get("cases", []), *(summary.get("generated_cases") or [])]
+
+
 def rises(summary: Mapping[str, Any]) -> list[Rise]:
     """Every rise that failed a case, largest first: the case's own breaches and the Holm failures."""
-    cases = {str(c["case"]): c for c in summary.get("cases", [])}
+    cases = {str(c["case"]): c for c in every_case(summary)}
     found: list[Rise] = []
     for case_id, case in cases.items():
         for label in kinds(case)[1]:
@@ -149,7 +154,7 @@ def _invariance_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def verdict_html(summary: Mapping[str, Any]) -> str:
     """The verdict box: the headline, then a table per kind of failure, rises first when there are any."""
-    cases = list(summary.get("cases", []))
+    cases = every_case(summary)
     baseline = summary.get("baseline") or {}
     found_rises = rises(summary)
     ceiling = ceiling_rows(cases)
