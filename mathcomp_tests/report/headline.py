@@ -28,6 +28,7 @@ STYLE = """<style>
 .mathcomp-verdict th {background: #f3f3f3}
 .mathcomp-verdict td.num {text-align: right; font-variant-numeric: tabular-nums}
 .mathcomp-verdict p {margin: 4px 0}
+.mathcomp-verdict summary {cursor: pointer; font-size: 13px; color: #444; margin: 0 0 8px}
 </style>"""
 
 
@@ -131,14 +132,25 @@ def _interval(pair: Sequence[float]) -> str:
     return f"{100 * pair[0]:.1f} to {100 * pair[1]:.1f}%"
 
 
+SHOWN = 8
+"""Rows of a verdict table shown at once; the rest open under "N more" (a <details>, no script)."""
+
+
 def _table(head: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]]) -> str:
-    """A table whose cells are (text, is a number); the texts are escaped here."""
-    top = "".join(f"<th>{escape(h)}</th>" for h in head)
-    body = "".join(
+    """A table whose cells are (text, is a number); the texts are escaped here. Past ``SHOWN`` rows (and
+    two more), the rest fold away so that the figures stay near the top."""
+    top = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
+    lines = [
         "<tr>" + "".join(f"<td{' class=num' if num else ''}>{escape(t)}</td>" for t, num in row) + "</tr>"
         for row in rows
+    ]
+    if len(lines) <= SHOWN + 2:
+        return f"<table>{top}{''.join(lines)}</table>"
+    rest = "".join(lines[SHOWN:])
+    return (
+        f"<table>{top}{''.join(lines[:SHOWN])}</table>"
+        f"<details><summary>{len(lines) - SHOWN} more</summary><table>{top}{rest}</table></details>"
     )
-    return f"<table><tr>{top}</tr>{body}</table>"
 
 
 def _invariance_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -128,6 +128,8 @@ def _largest_change(case: Mapping[str, Any]) -> str:
     if not known:
         return "<td>n/a</td>"
     y, c = max(known, key=lambda yc: abs(yc[1]["difference"]))
+    if c["difference"] == 0:
+        return "<td>no change</td>"
     style = ' style="background:#f8d7da"' if c.get("breach") else ""
     mark = " rose" if c.get("breach") else " significant" if c.get("significant") else ""
     return (
