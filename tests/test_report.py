@@ -80,6 +80,8 @@ def _grid_cases(identities: tuple[str, ...], compared: bool = False) -> list[dic
                         "difference": 0.1,
                         "p_value": 0.01,
                         "significant": True,
+                        "breach": True,
+                        "max_increase": 0.05,
                         "low": 0.02,
                         "high": 0.2,
                     }
@@ -134,3 +136,78 @@ def test_importing_the_plugin_does_not_import_matplotlib() -> None:
     code = "import sys, mathcomp_tests.plugin; print(sorted(m for m in ('matplotlib', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _dark(image: Any) -> int:
+    return int((image[..., :3] < 0.15).all(axis=-1).sum())
+
+
+def _white(image: Any) -> int:
+    return int((image[..., :3] > 0.92).all(axis=-1).sum())
+
+
+def test_the_fails_frame_shows_on_a_near_black_cell() -> None:
+    from summaries import case
+
+    from mathcomp_tests.report import figures, sections
+
+    cells = [case("direct-more", p, dir_err={"more": 1.0}, ceiling=0.2) for p in ("begin", "end")]
+    passing = [dict(c, breaches=[]) for c in cells]
+    framed = _decoded(figures.direction_heatmaps(sections._rows_by_position(cells, "std"), "x"))
+    plain = _decoded(figures.direction_heatmaps(sections._rows_by_position(passing, "std"), "x"))
+    # At 100% the cell is the darkest red; only a light line inside the frame tells it apart.
+    assert _white(framed) > _white(plain) + 300
+
+
+def test_the_change_map_frames_a_breach_thickly_and_a_significant_fall_thinly() -> None:
+    from summaries import case, change
+
+    from mathcomp_tests.report import figures, sections
+
+    def drawn(c: dict[str, Any]) -> Any:
+        cases = [case("neutral", p, changes={"less": c}) for p in ("begin", "end")]
+        return _decoded(figures.delta_heatmaps(sections._rows_by_position(cases, "std"), "x"))
+
+    none = drawn(change(0.2, 0.3))
+    rise = drawn(change(0.2, 0.001))
+    fall = drawn(change(-0.2, 0.001))
+    assert rise.shape == none.shape == fall.shape
+    assert _dark(rise) > _dark(none) + 500, "a breach: a thick frame"
+    assert _dark(fall) < _dark(none) + 100, "an improvement is no failure: no thick frame"
+    grey = ((fall[..., :3] > 0.2) & (fall[..., :3] < 0.35)).all(axis=-1).sum()
+    assert grey > ((none[..., :3] > 0.2) & (none[..., :3] < 0.35)).all(axis=-1).sum() + 100, "but a thin one"
+
+
+def test_the_category_chart_draws_the_baseline_on_the_same_items() -> None:
+    from mathcomp_tests.report import figures, pooled, sections
+
+    golds = ["less", "more", "equal"] * 10
+    records = [
+        {
+            "case": "c",
+            "scenario": str(i),
+            "category": "money" if i % 2 else "time",
+            "gold": g,
+            "label": "less",
+            "status": "ok",
+        }
+        for i, g in enumerate(golds)
+    ]
+    baseline = {"c": {str(i): g for i, g in enumerate(golds)}}  # the baseline was always right
+    now, base = pooled.by_category(records), pooled.by_category(records, baseline)
+    assert now["money"]["less"] is not None and now["money"]["less"][0] == 1.0
+    assert base["money"]["less"] is not None and base["money"]["less"][0] == 0.0
+    with_base = _decoded(figures.category_bars(now, "x", base))
+    without = _decoded(figures.category_bars(now, "x"))
+    assert _dark(with_base) > _dark(without) + 100
+    assert "Black bars: the baseline" in sections.run_figures_html(_grid_cases(("std",)), records, baseline)
+
+
+def test_a_cue_invariance_row_without_a_ceiling_says_so() -> None:
+    from mathcomp_tests.report.invariance import _verdict
+
+    assert _verdict({"passed": True, "ceilings": {}, "breaches": []}, gated=True) == "no ceiling"
+    assert (
+        _verdict({"passed": True, "ceilings": {"flip_rate": {"all": 0.1}}, "breaches": []}, gated=True)
+        == "pass"
+    )

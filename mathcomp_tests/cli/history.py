@@ -1,5 +1,6 @@
-"""`mathcomp history REPORTS_DIR`: every metric across the runs in a reports folder, as a self-contained
-HTML page with one plot per model; the numbers are printed as a table too."""
+"""`mathcomp history REPORTS_DIR [--group NAME]`: the runs in a reports folder as a regression view, grouped
+by the base each was compared with (or all under NAME): a self-contained HTML page with one plot per group
+(a line per case, the worst rise named), and the numbers printed as a table, partial runs marked."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from .command import check_output, fail, usage_error, write
 
-HELP = "every run's metrics across time: a table and a page"
+HELP = "every run's metrics across time, grouped by base: a table and a page"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -22,22 +23,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the HTML file to write (default: REPORTS_DIR/history.html)",
     )
+    parser.add_argument(
+        "--group",
+        metavar="NAME",
+        default=None,
+        help="put every run in one group called NAME (default: group by the base each run was compared with, "
+        "summary.json's baseline.model)",
+    )
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..report.standalone import METRICS, DamagedRunError, RunFolderError, history, percent
+    from ..report.history import METRICS
+    from ..report.standalone import DamagedRunError, RunFolderError, history
+    from ..scoring.metrics import percent
 
     check_output(parser, args.output)
+    if args.group is not None and not args.group.strip():
+        usage_error(parser, "--group: expected a name, got an empty one")
     try:
-        text, rows = history(args.reports_dir)
+        text, rows = history(args.reports_dir, args.group)
     except DamagedRunError as exc:
         return fail(str(exc))
     except RunFolderError as exc:
         usage_error(parser, str(exc))
     if not rows:
         usage_error(parser, f"{args.reports_dir}: no finished runs (folders with summary.json)")
-    print(f"{'run':<52} " + " ".join(f"{n:>14}" for n in METRICS))
-    for _model, run_id, metrics in rows:
-        cells = " ".join(f"{percent(metrics[n]):>14}" for n in METRICS)
-        print(f"{run_id:<52} {cells}")
+    print(f"{'run':<52} " + " ".join(f"{n:>14}" for n in METRICS) + "  role       worst rise")
+    for group in dict.fromkeys(r.group for r in rows):
+        print(f"[{group}]")
+        for row in (r for r in rows if r.group == group):
+            cells = " ".join(f"{percent(row.metrics[n]):>14}" for n in METRICS)
+            worst = row.worst.text() if row.worst else "n/a"
+            partial = f"  PARTIAL: {row.partial}" if row.partial else ""
+            print(f"{row.run_id:<52} {cells}  {row.role:<10} {worst}{partial}")
     return write(args.output or args.reports_dir / "history.html", text)

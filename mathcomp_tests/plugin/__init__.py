@@ -432,17 +432,10 @@ def pytest_html_results_summary(
     if state is None:
         return
     from ..records.results import read_records
-    from ..report import run_header_html, summary_table_html
-    from ..report.sections import run_figures_html
+    from ..report.page import PYTEST_HTML_ORDER, run_sections
 
-    if state.summary is not None:
-        prefix.append(run_header_html(state.summary))
-    prefix.append(summary_table_html(state.run.settings.model, state.cases))
-    if state.summary is not None:
-        from ..report.invariance import invariance_html
-
-        prefix.append(invariance_html(state.summary.get("invariance")))
-    from ..report.protocols import protocols_html
-
-    prefix.append(protocols_html(state.cases, state.summary))
-    postfix.append(run_figures_html(state.cases, read_records(state.run.run_dir)))
+    comparator = state.run.comparator  # a baseline file's per-item answers draw the baseline per category
+    answers = comparator.file.cases if comparator is not None and comparator.file is not None else None
+    records = read_records(state.run.run_dir)
+    prefix.append(PYTEST_HTML_ORDER)
+    prefix += run_sections(state.summary, state.cases, records, state.run.settings.model, answers)

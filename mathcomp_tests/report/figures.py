@@ -17,6 +17,9 @@ Case = Mapping[str, Any]
 PANEL_ORDER = ("less", "equal", "more")
 """The paper's Figure 2 order of error directions."""
 FAIL_COLOUR = "#111111"
+"""The outer line of a failing cell's frame; a white line inside it keeps the frame visible on dark cells."""
+CHANGE_COLOUR = "#444444"
+"""A thin frame: a significant change that does not fail the case (a fall is an improvement)."""
 SHORT = {f: f.replace("direct-", "dir-").replace("indirect-", "ind-") for f in FRAMINGS}
 
 
@@ -46,8 +49,10 @@ def _grid(
     boxed: list[list[bool]] | None = None,
     notes: list[list[str]] | None = None,
     diverging: bool = False,
+    thin: list[list[bool]] | None = None,
 ) -> Any:
-    """One annotated heat-map panel: percentages in every cell, boxed cells outlined in red."""
+    """One annotated heat-map panel: percentages in every cell; ``boxed`` cells (failing) in a thick frame,
+    black outside and white inside so that it shows on light and dark cells alike; ``thin`` cells dashed."""
     import numpy as np
 
     data = np.array([[np.nan if v is None else 100 * v for v in row] for row in values], dtype=float)
@@ -77,12 +82,21 @@ def _grid(
                 fontweight="bold" if boxed and boxed[r][c] else "normal",
             )
             if boxed and boxed[r][c]:
+                _frame(ax, r, c)
+            elif thin and thin[r][c]:
                 ax.add_patch(
                     _pyplot().Rectangle(
-                        (c - 0.47, r - 0.47), 0.94, 0.94, fill=False, edgecolor=FAIL_COLOUR, linewidth=3
+                        (c - 0.44, r - 0.44), 0.88, 0.88, fill=False, edgecolor=CHANGE_COLOUR, linewidth=1.2,
+                        linestyle=(0, (3, 2)),
                     )
                 )
     return image
+
+
+def _frame(ax: Any, r: int, c: int) -> None:
+    plt = _pyplot()
+    ax.add_patch(plt.Rectangle((c - 0.46, r - 0.46), 0.92, 0.92, fill=False, edgecolor=FAIL_COLOUR, linewidth=4))
+    ax.add_patch(plt.Rectangle((c - 0.40, r - 0.40), 0.80, 0.80, fill=False, edgecolor="white", linewidth=1.5))
 
 
 def _panels(n: int, rows: int, columns: int) -> tuple[Any, list[Any]]:
@@ -122,7 +136,7 @@ def direction_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: 
     fig.colorbar(image, ax=axes, shrink=0.6, label="DirErr %")
     fig.supxlabel(
         "DirErr(y): the share answered y among items whose truth is not y.\n"
-        "Small number: the ceiling; black frame and bold: above it (the case fails).",
+        "Small number: the ceiling; thick black-and-white frame and bold: above it (the case fails).",
         fontsize=8,
         color="#555555",
         x=0.02,
@@ -177,11 +191,14 @@ def identity_table(cases: Sequence[Case], identities: Sequence[str], caption: st
 
 
 def category_bars(
-    categories: Mapping[str, Mapping[str, tuple[float, float, float] | None]], caption: str
+    categories: Mapping[str, Mapping[str, tuple[float, float, float] | None]],
+    caption: str,
+    baseline: Mapping[str, Mapping[str, tuple[float, float, float] | None]] | None = None,
 ) -> bytes:
     """Pooled DirErr per scenario category and direction, with cluster-bootstrap 95% intervals.
 
-    ``categories`` maps a category to label -> (value, low, high), or None when no item counts.
+    ``categories`` maps a category to label -> (value, low, high), or None when no item counts;
+    ``baseline``, the same for the baseline's answers, is drawn as a black bar across each bar.
     """
     plt = _pyplot()
     names = sorted(categories)
@@ -192,6 +209,8 @@ def category_bars(
         xs: list[float] = []
         heights: list[float] = []
         errors: list[list[float]] = [[], []]
+        base_x: list[float] = []
+        base_y: list[float] = []
         for i, name in enumerate(names):
             entry = categories[name].get(label)
             if entry is None:
@@ -201,27 +220,41 @@ def category_bars(
             heights.append(100 * value)
             errors[0].append(100 * (value - low))
             errors[1].append(100 * (high - value))
+            base = (baseline or {}).get(name, {}).get(label)
+            if base is not None:
+                base_x.append(xs[-1])
+                base_y.append(100 * base[0])
         ax.bar(xs, heights, width, yerr=errors, capsize=2, label=f"DirErr({label})", color=colours[label])
+        if base_x:
+            ax.scatter(
+                base_x, base_y, marker="_", s=260, linewidths=2.5, color="black", zorder=3,
+                label="baseline" if k == 0 else None,
+            )
     ax.set_xticks(range(len(names)), labels=names, rotation=25, ha="right", fontsize=9)
     ax.set_ylabel("DirErr % (95% CI)")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=8, ncols=3, loc="upper left")
+    ax.legend(fontsize=8, ncols=4, loc="upper left")
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(caption, fontsize=11, loc="left")
     return _png(fig)
 
 
 def delta_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: str) -> bytes:
-    """Candidate minus baseline, per direction: framings across, ``rows`` down; significant cells boxed."""
+    """Candidate minus baseline, per direction: framings across, ``rows`` down.
+
+    A rise the paired test finds significant and above ``max_increase`` fails its case: thick frame, bold.
+    Any other significant change (a smaller rise, or a fall: an improvement) has a thin dashed frame.
+    """
     framings = [f for f in FRAMINGS if any(f in cases for _, cases in rows)]
     fig, axes = _panels(len(PANEL_ORDER), len(rows), len(framings))
     image = None
     for ax, label in zip(axes, PANEL_ORDER, strict=True):
-        values, boxed, notes = [], [], []
+        values, boxed, thin, notes = [], [], [], []
         for _, cases in rows:
             changes = [_change(cases.get(f), label) for f in framings]
             values.append([None if c is None else c["difference"] for c in changes])
-            boxed.append([bool(c and c["significant"]) for c in changes])
+            boxed.append([bool(c and c["breach"]) for c in changes])
+            thin.append([bool(c and c["significant"] and not c["breach"]) for c in changes])
             notes.append(["" if c is None else f"p={c['p_value']:.2g}" for c in changes])
         image = _grid(
             ax,
@@ -230,13 +263,15 @@ def delta_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: str)
             [SHORT[f] for f in framings],
             title=f"change in DirErr({label}), points",
             boxed=boxed,
+            thin=thin,
             notes=notes,
             diverging=True,
         )
     fig.suptitle(caption, fontsize=12, x=0.02, ha="left")
     fig.colorbar(image, ax=axes, shrink=0.6, label="candidate - baseline, points")
     fig.supxlabel(
-        "black frame and bold: significant paired change (p < alpha)",
+        "Red: DirErr rose; blue: it fell. Thick black-and-white frame and bold: a significant rise above\n"
+        "max_increase (the case fails). Thin dashed frame: a significant change that does not fail it.",
         fontsize=8,
         color="#555555",
         x=0.02,
@@ -253,25 +288,60 @@ def _change(case: Case | None, label: str) -> Mapping[str, Any] | None:
     return change if change["difference"] is not None else None
 
 
-def history_lines(series: Mapping[str, Sequence[tuple[str, float | None]]], title: str) -> bytes:
-    """One line per metric across runs (x: run ids in order)."""
+def regression_lines(
+    ticks: Sequence[str],
+    lines: Mapping[str, Mapping[str, Sequence[float | None]]],
+    means: Mapping[str, Sequence[float | None]],
+    mark: tuple[str, str] | None,
+    partial: Sequence[bool],
+    title: str,
+) -> bytes:
+    """Runs across (``ticks``), DirErr up, one panel per direction on shared axes: a thin line per case
+    (``lines``: label -> case -> value per run), the mean over cases thick (hollow where the run is
+    partial), and the case and label in ``mark`` in red and named."""
     plt = _pyplot()
-    runs = list(dict.fromkeys(r for points in series.values() for r, _ in points))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(runs) + 3), 3.8), layout="constrained")
-    for name, points in series.items():
-        xs = [runs.index(r) for r, v in points if v is not None]
-        ys = [100 * v for _, v in points if v is not None]
-        ax.plot(xs, ys, marker="o", label=name)
-    ax.set_xticks(range(len(runs)), labels=[_short_run(r) for r in runs], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 100)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
-    ax.set_title(title, fontsize=11, loc="left")
+    n = len(ticks)
+    fig, axes = plt.subplots(
+        len(PANEL_ORDER), 1, figsize=(max(6.5, 1.3 * n + 3), 7.8), sharex=True, sharey=True, layout="constrained"
+    )
+    xs = list(range(n))
+    for ax, label in zip(axes, PANEL_ORDER, strict=True):
+        for case, values in lines[label].items():
+            chosen = mark is not None and (case, label) == mark
+            points = [(x, 100 * v) for x, v in zip(xs, values, strict=True) if v is not None]
+            if not points:
+                continue
+            px, py = zip(*points, strict=True)
+            ax.plot(
+                px,
+                py,
+                color="#d00000" if chosen else "#9a9a9a",
+                linewidth=2.4 if chosen else 0.8,
+                alpha=1.0 if chosen else 0.6,
+                marker="o",
+                markersize=4 if chosen else 2.5,
+                zorder=4 if chosen else 2,
+                label=f"worst: {case}" if chosen else None,
+            )
+            if chosen:
+                top = max(range(len(py)), key=lambda i: py[i])
+                ax.annotate(
+                    case, (px[top], py[top]), xytext=(6, 6), textcoords="offset points", fontsize=8,
+                    color="#a00000", fontweight="bold",
+                )
+        mean = [(x, 100 * v, p) for x, v, p in zip(xs, means[label], partial, strict=True) if v is not None]
+        if mean:
+            ax.plot([m[0] for m in mean], [m[1] for m in mean], color="#1f4e9a", linewidth=2.2, zorder=3,
+                    label="mean over cases")
+            for x, y, hollow in mean:
+                ax.plot(x, y, marker="o", markersize=7, zorder=5, color="#1f4e9a",
+                        markerfacecolor="white" if hollow else "#1f4e9a")
+        ax.set_ylim(-3, 103)
+        ax.set_ylabel(f"DirErr({label}) %", fontsize=9)
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    axes[-1].set_xticks(xs, labels=list(ticks), fontsize=8)
+    axes[-1].set_xlim(-0.5, n - 0.5)
+    fig.suptitle(title, fontsize=12, x=0.02, ha="left")
     return _png(fig)
-
-
-def _short_run(run_id: str) -> str:
-    """`20250101-120000-model-slug-ab12` -> `20250101-120000 ab12` (the model is in the title)."""
-    parts = run_id.split("-")
-    return f"{parts[0]}-{parts[1]} {parts[-1]}" if len(parts) >= 4 else run_id

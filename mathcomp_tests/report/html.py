@@ -107,20 +107,48 @@ def case_extra_html(summary: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _verdict(case: Mapping[str, Any]) -> str:
+    if case["passed"]:
+        return "pass"
+    rose = any(str(b).endswith(" rise") for b in case.get("breaches") or [])
+    return "FAIL (rise)" if rose else "FAIL"
+
+
 def _baseline_mark(case: Mapping[str, Any]) -> str:
     status = (case.get("baseline") or {}).get("status")
     return " (no baseline)" if status == "no baseline" else ""
 
 
+def _largest_change(case: Mapping[str, Any]) -> str:
+    """The case's largest change against the baseline, as a table cell (a breach shaded)."""
+    comparison = case.get("baseline") or {}
+    if comparison.get("status") != "compared":
+        return "<td>n/a</td>"
+    known = [(y, c) for y, c in comparison["changes"].items() if c.get("difference") is not None]
+    if not known:
+        return "<td>n/a</td>"
+    y, c = max(known, key=lambda yc: abs(yc[1]["difference"]))
+    if c["difference"] == 0:
+        return "<td>no change</td>"
+    style = ' style="background:#f8d7da"' if c.get("breach") else ""
+    mark = " rose" if c.get("breach") else " significant" if c.get("significant") else ""
+    return (
+        f"<td{style}>DirErr({escape(str(y))}) {100 * c['difference']:+.1f} (p {c['p_value']:.2g}){mark}</td>"
+    )
+
+
 def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
-    """One row per case: DirErr per label against its ceiling, accuracy, invalid and error rates."""
+    """One row per case: DirErr per label against its ceiling, accuracy, invalid and error rates, and
+    (with a baseline) the largest change against it."""
     head = "".join(f"<th>DirErr({y})</th>" for y in LABELS)
+    compared = any((c.get("baseline") or {}).get("status") == "compared" for c in cases)
     rows = []
     for case in cases:
         scores, ceilings = case["scores"], case["ceilings"]
         if scores is None:
             rows.append(
-                f'<tr><td>{escape(case["case"])}</td><td colspan="6">raised: {escape(str(case["error"]))}</td>'
+                f'<tr><td>{escape(case["case"])}</td><td colspan="{6 + compared}">'
+                f"raised: {escape(str(case['error']))}</td>"
                 "<td>ERROR</td></tr>"
             )
             continue
@@ -129,11 +157,14 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
             f"<tr><td>{escape(case['case'])}</td>{cells}<td>{percent(scores['accuracy'])}</td>"
             f"{_cell(scores['invalid_rate'], ceilings['invalid_rate'])}"
             f"{_cell(scores['error_rate'], ceilings['error_rate'])}"
-            f"<td>{'pass' if case['passed'] else 'FAIL'}{_baseline_mark(case)}</td></tr>"
+            f"{_largest_change(case) if compared else ''}"
+            f"<td>{_verdict(case)}{_baseline_mark(case)}</td></tr>"
         )
+    change = "<th>largest change vs baseline, points</th>" if compared else ""
     return (
         f'{STYLE}<div class="mathcomp-summary"><h2>Directional error: {escape(model)}</h2>'
-        f"<table><tr><th>case</th>{head}<th>accuracy</th><th>invalid</th><th>errors</th><th>verdict</th></tr>"
+        f"<table><tr><th>case</th>{head}<th>accuracy</th><th>invalid</th><th>errors</th>{change}"
+        "<th>verdict</th></tr>"
         + "".join(rows)
         + "</table></div>"
     )
@@ -149,7 +180,12 @@ def run_header_html(run: Mapping[str, Any]) -> str:
     errored = int(run.get("cases_errored", 0))
     failed = int(run["cases_failed"])
     overall = rates(cases)
-    worst = "; ".join(f"{case} DirErr({y}) {100 * v:.1f}%" for case, y, v in worst_cells(cases)) or "none"
+    shown, counted = worst_cells(cases)
+    worst = (
+        f"{counted} failed or changed: " + "; ".join(shown) + ("; ..." if counted > len(shown) else "")
+        if counted
+        else "none failed or changed"
+    )
     rows = [
         ("model", f"{run['model']} ({run['resolved']})"),
         ("revision", run.get("revision") or "unknown"),

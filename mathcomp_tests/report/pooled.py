@@ -1,4 +1,4 @@
-"""Numbers that pool cases: overall rates, the worst cells, and DirErr per scenario category with a
+"""Numbers that pool cases: overall rates, the cells that failed or changed, and DirErr per scenario category with a
 cluster bootstrap over scenarios (every case asks every scenario, so items are not independent)."""
 
 from __future__ import annotations
@@ -27,32 +27,74 @@ def rates(cases: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     }
 
 
-def worst_cells(cases: Sequence[Mapping[str, Any]], n: int = 3) -> list[tuple[str, str, float]]:
-    """The ``n`` highest DirErr values as (case, label, value)."""
-    cases = scored(cases)
-    cells: list[tuple[str, str, float]] = [
-        (str(c["case"]), str(y), float(v))
-        for c in cases
-        for y in LABELS
-        if (v := c["scores"]["dir_err"].get(y)) is not None
-    ]
-    return sorted(cells, key=lambda cell: -cell[2])[:n]
+def worst_cells(cases: Sequence[Mapping[str, Any]], n: int = 3) -> tuple[list[str], int]:
+    """The ``n`` worst DirErr cells that failed or changed, described, and how many there are in all.
+
+    A cell counts when it is over its ceiling (the case fails on it) or changed significantly against the
+    baseline; failures come first, each kind largest first. A cell at 100% that passes and did not change
+    is not news and is left out.
+    """
+    failing: list[tuple[float, str]] = []
+    changed: list[tuple[float, str]] = []
+    for c in scored(cases):
+        breaches = set(c.get("breaches") or [])
+        comparison = c.get("baseline") or {}
+        changes = comparison.get("changes", {}) if comparison.get("status") == "compared" else {}
+        for y in LABELS:
+            value = c["scores"]["dir_err"].get(y)
+            ceiling = c["ceilings"]["dir_err"][y]
+            name = f"{c['case']} DirErr({y})"
+            if f"DirErr({y})" in breaches and value is not None:
+                over = f"{name} {100 * value:.1f}% over its ceiling {100 * ceiling:.1f}%"
+                failing.append((value - ceiling, over))
+            change = changes.get(y) or {}
+            d = change.get("difference")
+            if d is None or not change.get("significant"):
+                continue
+            text = f"{name} {100 * d:+.1f} points against the baseline (p={change['p_value']:.2g})"
+            if change.get("breach"):
+                failing.append((d, text + ", over its max increase"))
+            else:
+                changed.append((abs(d), text))
+    ordered = [t for _, t in sorted(failing, key=lambda x: -x[0])]
+    ordered += [t for _, t in sorted(changed, key=lambda x: -x[0])]
+    return ordered[:n], len(ordered)
+
+
+Answers = Mapping[str, Mapping[str, str]]
+"""A baseline's answers: case -> scenario -> less, more, equal, invalid or error."""
 
 
 def by_category(
-    records: Iterable[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]], baseline: Answers | None = None
 ) -> dict[str, dict[str, tuple[float, float, float] | None]]:
-    """category -> label -> (pooled DirErr, low, high): failed requests left out, as in DirErr itself."""
-    clusters: dict[str, dict[str, dict[str, list[tuple[int, int]]]]] = {}
+    """category -> label -> (pooled DirErr, low, high): failed requests left out, as in DirErr itself.
+
+    With ``baseline``, the same for the baseline's answers on the same items (those both answered).
+    """
+    rows = []
     for r in records:
-        if r["status"] == "error":
-            continue
-        answer = r["label"] if r["status"] == "ok" else r["status"]
-        for y in LABELS:
-            if r["gold"] == y:
+        answer = str(r["label"]) if r["status"] == "ok" else str(r["status"])
+        if baseline is not None:
+            answer = str(baseline.get(str(r["case"]), {}).get(str(r["scenario"]), "error"))
+            if r["status"] == "error":
                 continue
-            per_label = clusters.setdefault(str(r["category"]), {}).setdefault(y, {})
-            per_label.setdefault(str(r["scenario"]), []).append((int(answer == y), 1))
+        if answer == "error":
+            continue
+        rows.append((str(r["category"]), str(r["scenario"]), str(r["gold"]), answer))
+    return _pooled(rows)
+
+
+def _pooled(
+    rows: Iterable[tuple[str, str, str, str]],
+) -> dict[str, dict[str, tuple[float, float, float] | None]]:
+    clusters: dict[str, dict[str, dict[str, list[tuple[int, int]]]]] = {}
+    for category, scenario, gold, answer in rows:
+        for y in LABELS:
+            if gold == y:
+                continue
+            per_label = clusters.setdefault(category, {}).setdefault(y, {})
+            per_label.setdefault(scenario, []).append((int(answer == y), 1))
     out: dict[str, dict[str, tuple[float, float, float] | None]] = {}
     for category, labels in clusters.items():
         out[category] = {}

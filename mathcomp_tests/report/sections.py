@@ -22,8 +22,11 @@ def figure_html(png: bytes, alt: str, caption: str) -> str:
     )
 
 
-def run_figures_html(cases: Sequence[Case], records: Sequence[Mapping[str, Any]]) -> str:
-    """Heat-maps per format, identity tables, category bars and the change against a baseline."""
+def run_figures_html(
+    cases: Sequence[Case], records: Sequence[Mapping[str, Any]], baseline: pooled.Answers | None = None
+) -> str:
+    """Heat-maps per format, the change against a baseline, identity tables and category bars (with the
+    baseline's answers, when given, beside each bar)."""
     cases = pooled.scored(cases)
     if not cases:
         return ""
@@ -39,6 +42,15 @@ def run_figures_html(cases: Sequence[Case], records: Sequence[Mapping[str, Any]]
                 f"Format {fmt}, identity {identities[0]}: DirErr per direction (the paper's Figure 2 layout).",
             )
         )
+        if any((c.get("baseline") or {}).get("status") == "compared" for c in chosen):
+            parts.append(
+                figure_html(
+                    figures.delta_heatmaps(rows, f"Change against the baseline, format {fmt}"),
+                    f"change against the baseline, format {fmt}",
+                    f"Format {fmt}, identity {identities[0]}: DirErr of this run minus the baseline's on the "
+                    "same items, in points; a thick frame marks a rise that fails its case.",
+                )
+            )
         if len(identities) > 1:
             parts.append(
                 figure_html(
@@ -47,21 +59,19 @@ def run_figures_html(cases: Sequence[Case], records: Sequence[Mapping[str, Any]]
                     f"Format {fmt}: rows framing and position, columns identity (the paper's Table 1 layout).",
                 )
             )
-        if any((c.get("baseline") or {}).get("status") == "compared" for c in chosen):
-            parts.append(
-                figure_html(
-                    figures.delta_heatmaps(rows, f"Change against the baseline, format {fmt}"),
-                    f"change against the baseline, format {fmt}",
-                    f"Format {fmt}: DirErr of this run minus the baseline's on the same items, in points.",
-                )
-            )
     categories = pooled.by_category(records)
     if categories:
+        base = pooled.by_category(records, baseline) if baseline else None
+        caption = "Pooled over every case of the run; 95% intervals from a bootstrap over scenarios."
+        if base:
+            caption += " Black bars: the baseline's answers on the same items."
+        elif any(c.get("baseline") for c in cases):
+            caption += " The baseline's answers per item were not found beside this run (see its summary.json)."
         parts.append(
             figure_html(
-                figures.category_bars(categories, "DirErr by scenario category, all cases pooled"),
+                figures.category_bars(categories, "DirErr by scenario category, all cases pooled", base),
                 "DirErr by category",
-                "Pooled over every case of the run; 95% intervals from a bootstrap over scenarios.",
+                caption,
             )
         )
     parts.append("</div>")

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..records import results
-from ..scoring.metrics import percent
-from ..types import LABELS
-from . import figures, html, protocols, sections
-from .invariance import invariance_html
+from . import history as history_view
+from . import html, pooled, sections
+from .page import baseline_answers, run_sections
 
 
 class RunFolderError(ValueError):
@@ -70,16 +69,11 @@ def page(title: str, body: str) -> str:
     )
 
 
-def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+def run_body(
+    summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]], baseline: pooled.Answers | None = None
+) -> str:
     cases = summary["cases"]
-    parts = [
-        html.run_header_html(summary),
-        html.summary_table_html(summary["model"], cases),
-        invariance_html(summary.get("invariance")),
-        protocols.protocols_html(cases, summary),
-        sections.run_figures_html(cases, records),
-        "<h2>Cases</h2>",
-    ]
+    parts = [*run_sections(summary, cases, records, str(summary["model"]), baseline), "<h2>Cases</h2>"]
     for case in cases:
         if case.get("scores") is None:
             error = str(case.get("error") or "no scores")
@@ -92,7 +86,8 @@ def run_body(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
 
 def rebuild(run_dir: Path, warn: Warn) -> str:
     summary, records = load_run(run_dir, warn)
-    return page(f"MathComp report: {summary['model']} ({summary['run_id']})", run_body(summary, records))
+    body = run_body(summary, records, baseline_answers(summary, near=run_dir.resolve().parents[:2]))
+    return page(f"MathComp report: {summary['model']} ({summary['run_id']})", body)
 
 
 def combine(run_dirs: Sequence[Path]) -> str:
@@ -115,26 +110,6 @@ def _names(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")
-
-
-def run_metrics(summary: Mapping[str, Any]) -> dict[str, float | None]:
-    """A run's headline numbers: DirErr per label and accuracy as means over its cases, the shares of
-    invalid answers and of failed cases."""
-    cases = [c for c in summary["cases"] if c.get("scores") is not None]
-    out: dict[str, float | None] = {}
-    for y in LABELS:
-        values = [c["scores"]["dir_err"][y] for c in cases if c["scores"]["dir_err"][y] is not None]
-        out[f"DirErr({y})"] = sum(values) / len(values) if values else None
-    n = sum(c["scores"]["n"] for c in cases)
-    out["accuracy"] = sum(c["scores"]["accuracy"] * c["scores"]["n"] for c in cases) / n if n else None
-    out["invalid rate"] = (
-        sum(c["scores"]["invalid_rate"] * c["scores"]["n"] for c in cases) / n if n else None
-    )
-    out["cases failed"] = summary["cases_failed"] / summary["cases_run"] if summary["cases_run"] else None
-    return out
-
-
 def run_folders(reports_dir: Path) -> list[Path]:
     """Every finished run under ``reports_dir``, oldest first (run ids start with their time)."""
     if not reports_dir.is_dir():
@@ -147,31 +122,8 @@ def run_folders(reports_dir: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
-def history(reports_dir: Path) -> tuple[str, list[tuple[str, str, dict[str, float | None]]]]:
-    """The history page, and (model, run id, metrics) for every run, oldest first."""
-    rows = []
-    for run_dir in run_folders(reports_dir):
-        summary = load_summary(run_dir)
-        rows.append((str(summary["model"]), str(summary["run_id"]), run_metrics(summary)))
-    parts = []
-    for model in dict.fromkeys(m for m, _, _ in rows):
-        mine = [(run_id, metrics) for m, run_id, metrics in rows if m == model]
-        series = {name: [(run_id, metrics[name]) for run_id, metrics in mine] for name in METRICS}
-        parts.append(
-            sections.figure_html(
-                figures.history_lines(series, f"{model}: metrics across runs"),
-                f"history of {model}",
-                f"{model}: means over each run's cases; {len(mine)} runs, oldest left.",
-            )
-        )
-    head = "".join(f"<th>{escape(n)}</th>" for n in METRICS)
-    body = "".join(
-        f"<tr><td>{escape(run_id)}</td><td>{escape(model)}</td>"
-        + "".join(f"<td>{percent(m[n])}</td>" for n in METRICS)
-        + "</tr>"
-        for model, run_id, m in rows
-    )
-    table = (
-        f'<div class="mathcomp-summary"><table><tr><th>run</th><th>model</th>{head}</tr>{body}</table></div>'
-    )
-    return page(f"MathComp history: {reports_dir}", "".join(parts) + table), rows
+def history(reports_dir: Path, group: str | None = None) -> tuple[str, list[history_view.RunRow]]:
+    """The history page, and a row for every run, oldest first, each in its group (see history.py)."""
+    summaries = [load_summary(run_dir) for run_dir in run_folders(reports_dir)]
+    found = history_view.rows(summaries, group)
+    return page(f"MathComp history: {reports_dir}", history_view.page_body(found)), found

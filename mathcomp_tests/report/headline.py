@@ -1,0 +1,277 @@
+"""The report's opening: the verdict. Did the run pass; if not, which cases failed and why: each value
+over its ceiling (with the ceiling), each rise over the baseline (with its change, 95% interval and p),
+the user's own checks, cases that raised. Read from summary.json's plain dicts; every text is escaped."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from ..scoring.metrics import CASE_METRICS, percent
+
+Case = Mapping[str, Any]
+CEILING_NAMES = {m.name: m for m in CASE_METRICS}
+RISE = " rise"
+
+STYLE = """<style>
+.mathcomp-verdict {border: 2px solid #b00020; border-radius: 4px; padding: 10px 14px; margin: 8px 0 18px;
+  background: #fff5f5; max-width: 1100px}
+.mathcomp-verdict.passed {border-color: #1b7f3b; background: #f3fbf5}
+.mathcomp-verdict h2 {margin: 0 0 6px; font-size: 20px; color: #8a0018}
+.mathcomp-verdict.passed h2 {color: #14622d}
+.mathcomp-verdict h3 {margin: 12px 0 4px; font-size: 15px}
+.mathcomp-verdict table {border-collapse: collapse; font-size: 13px; margin: 4px 0 8px}
+.mathcomp-verdict th, .mathcomp-verdict td {border: 1px solid #ccc; padding: 3px 8px; text-align: left;
+  color: #222; background: #fff}
+.mathcomp-verdict th {background: #f3f3f3}
+.mathcomp-verdict td.num {text-align: right; font-variant-numeric: tabular-nums}
+.mathcomp-verdict p {margin: 4px 0}
+.mathcomp-verdict summary {cursor: pointer; font-size: 13px; color: #444; margin: 0 0 8px}
+</style>"""
+
+
+@dataclass(frozen=True)
+class Rise:
+    case: str
+    label: str
+    change: Mapping[str, Any]
+    holm_only: bool = False
+    """Failed under the Holm correction at the end of the run, not by the case's own test."""
+
+
+def _pct(value: Any) -> str:
+    return percent(value if isinstance(value, (int, float)) else None)
+
+
+def _points(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:+.1f}"
+
+
+def kinds(case: Case) -> tuple[list[str], list[str], list[str]]:
+    """A failing case's breaches split three ways: ceilings (metric names), rises (labels), own checks."""
+    ceilings, rises, own = [], [], []
+    for breach in case.get("breaches") or []:
+        text = str(breach)
+        if text in CEILING_NAMES:
+            ceilings.append(text)
+        elif text.endswith(RISE) and text[: -len(RISE)] in CEILING_NAMES:
+            rises.append(str(CEILING_NAMES[text[: -len(RISE)]].label))
+        else:
+            own.append(text)
+    return ceilings, rises, own
+
+
+def every_case(summary: Mapping[str, Any]) -> list[Case]:
+    """test_framing's cases and test_generated's (``generated_cases``, where the summary has them)."""
+    return [*summary.get("cases", []), *(summary.get("generated_cases") or [])]
+
+
+def rises(summary: Mapping[str, Any]) -> list[Rise]:
+    """Every rise that failed a case, largest first: the case's own breaches and the Holm failures."""
+    cases = {str(c["case"]): c for c in every_case(summary)}
+    found: list[Rise] = []
+    for case_id, case in cases.items():
+        for label in kinds(case)[1]:
+            change = _change(case, label)
+            if change is not None:
+                found.append(Rise(case_id, label, change))
+    for text in (summary.get("baseline") or {}).get("holm_failures") or []:
+        case_id, _, rest = str(text).partition(": ")
+        label = rest.removeprefix("DirErr(").partition(")")[0]
+        change = _change(cases.get(case_id), label)
+        if change is not None and not any(r.case == case_id and r.label == label for r in found):
+            found.append(Rise(case_id, label, change, holm_only=True))
+    return sorted(found, key=lambda r: -(r.change.get("difference") or 0.0))
+
+
+def falls(cases: Sequence[Case]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """Significant falls of DirErr against the baseline (improvements), largest first."""
+    out = []
+    for case in cases:
+        comparison = case.get("baseline") or {}
+        if comparison.get("status") != "compared":
+            continue
+        for label, change in comparison["changes"].items():
+            if change.get("significant") and (change.get("difference") or 0.0) < 0:
+                out.append((str(case["case"]), str(label), change))
+    return sorted(out, key=lambda f: f[2]["difference"])
+
+
+def _change(case: Case | None, label: str) -> Mapping[str, Any] | None:
+    comparison = (case or {}).get("baseline") or {}
+    if comparison.get("status") != "compared":
+        return None
+    change = comparison["changes"].get(label)
+    return change if change and change.get("difference") is not None else None
+
+
+def ceiling_rows(cases: Sequence[Case]) -> list[tuple[str, str, float | None, float, str]]:
+    """(case, metric, value, ceiling, how it was held) for every value over its ceiling."""
+    rows = []
+    for case in cases:
+        if case.get("scores") is None:
+            continue
+        scores, ceilings = case["scores"], case["ceilings"]
+        gate = ceilings.get("gate", "point")
+        for name in kinds(case)[0]:
+            metric = CEILING_NAMES[name]
+            if metric.label:
+                value = scores["dir_err"][metric.label]
+                ceiling = ceilings["dir_err"][metric.label]
+                interval = (scores.get("dir_err_ci") or {}).get(metric.label)
+                held = "" if gate == "point" or not interval else f"{gate} end of {_interval(interval)}"
+            else:
+                value, ceiling, held = scores[metric.rate], ceilings[metric.rate], ""
+            rows.append((str(case["case"]), name, value, float(ceiling), held))
+    return rows
+
+
+def _interval(pair: Sequence[float]) -> str:
+    return f"{100 * pair[0]:.1f} to {100 * pair[1]:.1f}%"
+
+
+SHOWN = 8
+"""Rows of a verdict table shown at once; the rest open under "N more" (a <details>, no script)."""
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]]) -> str:
+    """A table whose cells are (text, is a number); the texts are escaped here. Past ``SHOWN`` rows (and
+    two more), the rest fold away so that the figures stay near the top."""
+    top = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
+    lines = [
+        "<tr>" + "".join(f"<td{' class=num' if num else ''}>{escape(t)}</td>" for t, num in row) + "</tr>"
+        for row in rows
+    ]
+    if len(lines) <= SHOWN + 2:
+        return f"<table>{top}{''.join(lines)}</table>"
+    rest = "".join(lines[SHOWN:])
+    return (
+        f"<table>{top}{''.join(lines[:SHOWN])}</table>"
+        f"<details><summary>{len(lines) - SHOWN} more</summary><table>{top}{rest}</table></details>"
+    )
+
+
+def _invariance_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    inv = summary.get("invariance") or {}
+    if not inv.get("gated"):
+        return []
+    return [
+        (str(c["case"]), "; ".join(str(b) for b in c.get("breaches", [])))
+        for c in (*inv.get("cues", []), *inv.get("neutral", []))
+        if not c.get("passed", True)
+    ]
+
+
+def verdict_html(summary: Mapping[str, Any]) -> str:
+    """The verdict box: the headline, then a table per kind of failure, rises first when there are any."""
+    cases = every_case(summary)
+    baseline = summary.get("baseline") or {}
+    found_rises = rises(summary)
+    ceiling = ceiling_rows(cases)
+    own = [(str(c["case"]), t) for c in cases for t in kinds(c)[2]]
+    errored = [(str(c["case"]), str(c.get("error") or "")) for c in cases if c.get("scores") is None]
+    invariance = _invariance_failures(summary)
+    reveal = [
+        (str(r["case"]), ", ".join(map(str, r["breaches"])))
+        for r in summary.get("reveal_after") or []
+        if r.get("breaches")
+    ]
+    failed_ids = {c["case"] for c in cases if not c.get("passed", False)} | {r.case for r in found_rises}
+    failed = len(failed_ids) + len(invariance) + len(reveal)
+    by_ceiling = {c for c, *_ in ceiling}
+    by_rise = {r.case for r in found_rises}
+    reasons = []
+    if by_ceiling:
+        reasons.append(f"{len(by_ceiling)} over a ceiling")
+    if by_rise:
+        reasons.append(f"{len(by_rise)} with a significant rise over the baseline")
+    if own:
+        reasons.append(f"{len({c for c, _ in own})} failing the project's own checks")
+    if errored:
+        reasons.append(f"{len(errored)} raised")
+    if invariance:
+        reasons.append(f"{len(invariance)} cue-invariance checks")
+    if reveal:
+        reasons.append(f"{len(reveal)} Reveal-After checks")
+    against = ""
+    if baseline:
+        against = (
+            f" Compared with {baseline.get('model')} ({baseline.get('paired_test')} test"
+            f"{', Holm' if baseline.get('holm') else ''}, alpha {baseline.get('alpha', 0.05)}): "
+            f"{baseline.get('compared', 0)} cases compared"
+            + (
+                f", {len(baseline.get('no_baseline') or [])} without a baseline"
+                if baseline.get("no_baseline")
+                else ""
+            )
+            + "."
+        )
+    if failed:
+        title = f"FAILED: {len(failed_ids)} of {len(cases)} cases" + (
+            f" (and {len(invariance) + len(reveal)} other checks)" if invariance or reveal else ""
+        )
+        parts = [f'<div class="mathcomp-verdict failed"><h2>{escape(title)}</h2>']
+        parts.append(f"<p>{escape('; '.join(reasons))}.{escape(against)}</p>")
+    else:
+        title = f"PASSED: all {len(cases)} cases"
+        parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title)}</h2>']
+        tail = " and no significant rise over the baseline" if baseline else ""
+        parts.append(f"<p>{escape(f'Every value is under its ceiling{tail}.{against}')}</p>")
+    if found_rises:
+        parts.append("<h3>What got worse: rises over the baseline</h3>")
+        parts.append(
+            _table(
+                ("case", "label", "baseline", "now", "change, points", "95% interval", "p", "max increase"),
+                [
+                    [
+                        (r.case + (" (under Holm)" if r.holm_only else ""), False),
+                        (f"DirErr({r.label})", False),
+                        (_pct(r.change.get("baseline")), True),
+                        (_pct(r.change.get("candidate")), True),
+                        (_points(r.change.get("difference")), True),
+                        (f"{_points(r.change.get('low'))} to {_points(r.change.get('high'))}", True),
+                        (f"{r.change.get('p_value', float('nan')):.2g}", True),
+                        (f"{100 * r.change.get('max_increase', 0.0):.1f}", True),
+                    ]
+                    for r in found_rises
+                ],
+            )
+        )
+    if ceiling:
+        parts.append("<h3>Over a ceiling</h3>")
+        parts.append(
+            _table(
+                ("case", "metric", "value", "ceiling", "held"),
+                [
+                    [
+                        (c, False),
+                        (m, False),
+                        (_pct(v), True),
+                        (_pct(cap), True),
+                        (held or "the estimate", False),
+                    ]
+                    for c, m, v, cap, held in sorted(ceiling, key=lambda row: -((row[2] or 0) - row[3]))
+                ],
+            )
+        )
+    for heading, rows, head in (
+        ("The project's own checks", own, ("case", "failure")),
+        ("Cases that raised", errored, ("case", "error")),
+        ("Cue invariance", invariance, ("case", "over its ceiling")),
+        ("Reveal-After", reveal, ("case", "over its ceiling")),
+    ):
+        if rows:
+            parts.append(f"<h3>{escape(heading)}</h3>")
+            parts.append(_table(head, [[(a, False), (b[:500], False)] for a, b in rows]))
+    improved = falls(cases)
+    if improved:
+        shown = "; ".join(
+            f"{case} DirErr({label}) {_points(change['difference'])} points"
+            for case, label, change in improved[:3]
+        )
+        more = f" and {len(improved) - 3} more" if len(improved) > 3 else ""
+        parts.append(f"<p>{escape(f'Significant falls (improvements): {shown}{more}.')}</p>")
+    parts.append("</div>")
+    return STYLE + "".join(parts)

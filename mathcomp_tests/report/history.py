@@ -1,0 +1,242 @@
+"""History as a regression view: runs grouped by the base they were compared with, base and fine-tunes on
+shared axes, one line per case so that a rise in one case shows even where the means over cases hide it,
+the worst rise named, and runs on a subset of the selection (-k, --limit) marked. Plain summary.json
+dicts in; the page and the rows the command prints out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from ..scoring.metrics import percent
+from ..types import LABELS
+from . import figures, sections
+
+METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")
+SELECTION_KEYS = ("framings", "positions", "identities", "formats", "protocols")
+
+
+@dataclass(frozen=True)
+class Worst:
+    """The largest rise of one run: a case, a label, the change in DirErr and how it was measured."""
+
+    case: str
+    label: str
+    change: float
+    p_value: float | None
+    """The paired test's p when the run was compared with its baseline; None: against the group's base run."""
+
+    def text(self) -> str:
+        how = f"p={self.p_value:.2g}" if self.p_value is not None else "vs the base run"
+        return f"{self.case} DirErr({self.label}) {100 * self.change:+.1f} ({how})"
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: str
+    model: str
+    group: str
+    role: str
+    """base (the model the group is compared with), fine-tune (compared with it) or run."""
+    metrics: dict[str, float | None]
+    cells: dict[tuple[str, str], float | None]
+    """(case, label) -> DirErr."""
+    selection: str
+    partial: str
+    """Why the run covers less than its selection ("" when it does not)."""
+    worst: Worst | None
+
+
+def run_metrics(summary: Mapping[str, Any]) -> dict[str, float | None]:
+    """A run's headline numbers: DirErr per label and accuracy as means over its cases, the shares of
+    invalid answers and of failed cases."""
+    cases = [c for c in summary["cases"] if c.get("scores") is not None]
+    out: dict[str, float | None] = {}
+    for y in LABELS:
+        values = [c["scores"]["dir_err"][y] for c in cases if c["scores"]["dir_err"][y] is not None]
+        out[f"DirErr({y})"] = sum(values) / len(values) if values else None
+    n = sum(c["scores"]["n"] for c in cases)
+    out["accuracy"] = sum(c["scores"]["accuracy"] * c["scores"]["n"] for c in cases) / n if n else None
+    out["invalid rate"] = (
+        sum(c["scores"]["invalid_rate"] * c["scores"]["n"] for c in cases) / n if n else None
+    )
+    out["cases failed"] = summary["cases_failed"] / summary["cases_run"] if summary["cases_run"] else None
+    return out
+
+
+def _base_of(summary: Mapping[str, Any]) -> str | None:
+    return ((summary.get("baseline") or {}).get("model")) or None
+
+
+def _names(summary: Mapping[str, Any]) -> set[str]:
+    return {str(summary["model"]), str(summary.get("resolved") or summary["model"])}
+
+
+def _cells(summary: Mapping[str, Any]) -> dict[tuple[str, str], float | None]:
+    return {
+        (str(c["case"]), y): c["scores"]["dir_err"][y]
+        for c in summary["cases"]
+        if c.get("scores") is not None
+        for y in LABELS
+    }
+
+
+def _selection(summary: Mapping[str, Any]) -> tuple[str, int | None]:
+    """The selection in words, and how many cases it makes (None when summary.json does not say)."""
+    chosen = summary.get("selection") or {}
+    sizes = {k: len(chosen[k]) for k in SELECTION_KEYS if isinstance(chosen.get(k), list)}
+    cases = f"{summary['cases_run']} cases"
+    if len(sizes) < len(SELECTION_KEYS):
+        return f"{cases}, {summary.get('scenarios', '?')} scenarios", None
+    shape = " x ".join(
+        f"{sizes[k]} {k if sizes[k] != 1 else k.rstrip('s').replace('identitie', 'identity')}"
+        for k in SELECTION_KEYS
+    )
+    framings = ", ".join(map(str, chosen["framings"]))
+    return f"{cases} ({shape}: {framings}), {summary.get('scenarios', '?')} scenarios", math.prod(
+        sizes.values()
+    )
+
+
+def _paired_worst(summary: Mapping[str, Any]) -> Worst | None:
+    found = [
+        Worst(str(c["case"]), str(y), float(ch["difference"]), float(ch["p_value"]))
+        for c in summary["cases"]
+        if (c.get("baseline") or {}).get("status") == "compared"
+        for y, ch in c["baseline"]["changes"].items()
+        if ch.get("difference") is not None
+    ]
+    return max(found, key=lambda w: w.change) if found else None
+
+
+def _cell_worst(
+    cells: Mapping[tuple[str, str], float | None], reference: Mapping[tuple[str, str], float | None]
+) -> Worst | None:
+    found = [
+        Worst(case, label, value - base, None)
+        for (case, label), value in cells.items()
+        if value is not None and (base := reference.get((case, label))) is not None
+    ]
+    return max(found, key=lambda w: w.change) if found else None
+
+
+def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> list[RunRow]:
+    """One row per run (``summaries`` oldest first), each in its group: ``group`` for all when given, else
+    the base it was compared with; a run that was not compared joins the group named after it."""
+    bases = {b for s in summaries if (b := _base_of(s))}
+    full_scenarios: dict[str, int] = {}
+    placed = []
+    for s in summaries:
+        base = _base_of(s)
+        mine = group or base or next((n for n in sorted(_names(s)) if n in bases), str(s["model"]))
+        role = "fine-tune" if base else "base" if _names(s) & bases else "run"
+        placed.append((s, mine, role))
+        full_scenarios[mine] = max(full_scenarios.get(mine, 0), int(s.get("scenarios") or 0))
+    out: list[RunRow] = []
+    last_base: dict[str, dict[tuple[str, str], float | None]] = {}
+    for s, mine, role in placed:
+        cells = _cells(s)
+        selection, expected = _selection(s)
+        partial = []
+        if expected is not None and s["cases_run"] < expected:
+            partial.append(f"{s['cases_run']} of {expected} cases")
+        if int(s.get("scenarios") or 0) < full_scenarios[mine]:
+            partial.append(f"{s.get('scenarios')} of {full_scenarios[mine]} scenarios")
+        worst = _paired_worst(s) if role == "fine-tune" else None
+        if worst is None and role != "base" and mine in last_base:
+            worst = _cell_worst(cells, last_base[mine])
+        if role == "base":
+            last_base[mine] = cells
+        out.append(
+            RunRow(
+                str(s["run_id"]),
+                str(s["model"]),
+                mine,
+                role,
+                run_metrics(s),
+                cells,
+                selection,
+                "; ".join(partial),
+                worst,
+            )
+        )
+    return out
+
+
+def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
+    found = [(r, r.worst) for r in group if r.worst is not None]
+    if not found:
+        return None
+    row, worst = max(found, key=lambda rw: rw[1].change)
+    return (row, worst) if worst.change > 0 else None
+
+
+def page_body(all_rows: Sequence[RunRow]) -> str:
+    """Per group: the figure, then its table."""
+    parts = []
+    for name in dict.fromkeys(r.group for r in all_rows):
+        group = [r for r in all_rows if r.group == name]
+        worst = _group_worst(group)
+        bases = sum(r.role == "base" for r in group)
+        tuned = sum(r.role == "fine-tune" for r in group)
+        parts.append(f'<div class="mathcomp-history"><h2>{escape(name)}</h2>')
+        said = f"{len(group)} runs: {bases} of the base, {tuned} compared with it."
+        if worst is not None:
+            said += f" Worst rise: {worst[1].text()} in {worst[0].run_id} ({worst[0].model})."
+        parts.append(f"<p>{escape(said)}</p>")
+        ticks = [_tick(r) for r in group]
+        lines = {
+            str(label): {case: [r.cells.get((case, label)) for r in group] for case in _cases(group)}
+            for label in LABELS
+        }
+        means = {str(label): [r.metrics[f"DirErr({label})"] for r in group] for label in LABELS}
+        mark = (worst[1].case, worst[1].label) if worst is not None else None
+        parts.append(
+            sections.figure_html(
+                figures.regression_lines(
+                    ticks,
+                    lines,
+                    means,
+                    mark,
+                    [bool(r.partial) for r in group],
+                    f"{name}: DirErr per case across runs",
+                ),
+                f"history of {name}",
+                "One thin line per case, the mean over cases thick; the worst rise in red. "
+                "Hollow markers: a partial run (a subset of its selection). Oldest left.",
+            )
+        )
+        parts.append(_table(group))
+        parts.append("</div>")
+    return "".join(parts)
+
+
+def _cases(group: Sequence[RunRow]) -> list[str]:
+    return list(dict.fromkeys(case for r in group for case, _ in r.cells))
+
+
+def _tick(row: RunRow) -> str:
+    stamp = row.run_id.split("-")
+    when = f"{stamp[0]}-{stamp[1]}" if len(stamp) >= 2 else row.run_id
+    model = row.model.removeprefix("hf:").rstrip("/").rsplit("/", 1)[-1]
+    return f"{when}\n{model} ({row.role})" + ("\npartial" if row.partial else "")
+
+
+def _table(group: Sequence[RunRow]) -> str:
+    head = "".join(
+        f"<th>{escape(h)}</th>"
+        for h in ("run", "model", "role", "selection", "partial", *METRICS, "worst rise")
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{escape(v)}</td>" for v in (r.run_id, r.model, r.role, r.selection, r.partial or "no")
+        )
+        + "".join(f"<td>{percent(r.metrics[n])}</td>" for n in METRICS)
+        + f"<td>{escape(r.worst.text() if r.worst else 'n/a')}</td></tr>"
+        for r in group
+    )
+    return f'<div class="mathcomp-summary"><table><tr>{head}</tr>{body}</table></div>'

@@ -1,0 +1,57 @@
+"""The run report's sections in reading order, shared by the pytest-html page and the rebuilt one: the
+verdict, the run's facts, the figures, then the long tables (cases, cue invariance, protocols)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..scoring import baseline as baseline_file
+from . import html, pooled, protocols, sections
+from .headline import verdict_html
+from .invariance import invariance_html
+
+PYTEST_HTML_ORDER = """<style>
+body {display: flex; flex-direction: column}
+body > * {order: 2}
+body > #title, body > #title + p, body > .summary {order: 0}
+body > #environment-header, body > #environment {order: 1}
+</style>"""
+"""pytest-html puts its Environment table above the summary; this moves the summary, where the verdict is,
+right under the title (the page's elements, not their content, change places)."""
+
+
+def run_sections(
+    summary: Mapping[str, Any] | None,
+    cases: Sequence[Mapping[str, Any]],
+    records: Sequence[Mapping[str, Any]],
+    model: str,
+    baseline: pooled.Answers | None = None,
+) -> list[str]:
+    """HTML fragments, in order; ``summary`` is None only when the run ended before summary.json."""
+    parts = []
+    if summary is not None:
+        parts += [verdict_html(summary), html.run_header_html(summary)]
+    parts.append(sections.run_figures_html(cases, records, baseline))
+    parts.append(html.summary_table_html(model, cases))
+    if summary is not None:
+        parts.append(invariance_html(summary.get("invariance")))
+    parts.append(protocols.protocols_html(cases, summary))
+    return [p for p in parts if p]
+
+
+def baseline_answers(summary: Mapping[str, Any] | None, near: Sequence[Path] = ()) -> pooled.Answers | None:
+    """The baseline's per-item answers (case -> scenario -> outcome) from the file or run folder that
+    summary.json names as its baseline, looked for as written, then in each folder of ``near``; None when
+    the run had none, compared with a model (--baseline-model), or the file is gone or unreadable."""
+    source = ((summary or {}).get("baseline") or {}).get("source")
+    if not source:
+        return None
+    for path in (Path(source), *(folder / source for folder in near)):
+        if path.exists():
+            try:
+                return baseline_file.load(path).cases
+            except baseline_file.BaselineError:
+                return None
+    return None
