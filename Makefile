@@ -28,7 +28,7 @@ lint: setup
 	$(BIN)/mypy mathcomp_tests tests training benchmarks
 
 test: lint
-	$(OFFLINE) $(BIN)/python -m pytest tests -n auto $(ARGS)
+	$(OFFLINE) $(BIN)/python -m pytest tests -n auto --dist=loadgroup $(ARGS)
 
 bench: setup
 	$(OFFLINE) $(BIN)/python -m benchmarks $(ARGS)

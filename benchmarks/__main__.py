@@ -52,6 +52,7 @@ STEPS = (
     Step("api_concurrency", "api_concurrency.json", (), ("--quick",)),
     Step("xdist_memory", "xdist_memory.json", ("--hf-limit=100",), ("--quick",)),
     Step("plugin_startup", "plugin_startup.json", ("--runs", "5"), ("--runs", "2")),
+    Step("vllm_throughput", "vllm_throughput.json", (), ("--scales=1", "--router-prompts=500")),
 )
 
 

@@ -180,6 +180,38 @@ def gpu_qwen(r: Result) -> list[Row]:
     return [(what + f" on {r['device_name']}", "`python -m benchmarks.gpu_qwen`", "; ".join(cells + share))]
 
 
+def vllm_throughput(r: Result) -> list[Row]:
+    rows: list[Row] = []
+    for scale, entry in r["scales"].items():
+        offline, batched = entry["offline"], entry["batched"]
+        cells = [
+            f"offline LLM.generate {offline['prompts_per_s']:.0f} prompts/s",
+            f"batched client {batched['prompts_per_s']:.0f} prompts/s = {batched['share_of_offline']:.2f}x offline, "
+            f"{batched['client_cpu_ms_per_prompt']:.3f} ms client CPU/prompt",
+        ]
+        for name, label in (("per_case", "one call per case"), ("suite", "pytest"), ("router", "Router")):
+            if name in entry:
+                v = entry[name]
+                cpu = v.get("client_cpu_ms_per_prompt", v.get("cpu_ms_per_prompt"))
+                rate = f"{label} {v['prompts_per_s']:.0f} prompts/s = {v['share_of_offline']:.2f}x"
+                cells.append(
+                    f"{rate}, {cpu:.2f} ms CPU/prompt" + (f" ({v['prompts']:,} prompts)" if name == "router" else "")
+                )
+        met = [
+            f"0.8x {'met' if entry['goal_share_0_8_met'] else 'not met'}",
+            f"<0.3 ms {'met' if entry['goal_cpu_0_3_ms_met'] else 'not met'}",
+        ]
+        rows.append(
+            (
+                f"vLLM ({r['machine'].get('gpu') or 'CPU build'}): {offline['prompts']:,} one-word prompts "
+                f"(scale {scale}), 8 new tokens, greedy",
+                "`python -m benchmarks.vllm_throughput`",
+                "; ".join(cells) + "; goals: " + ", ".join(met),
+            )
+        )
+    return rows
+
+
 ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "harness_overhead": harness_overhead,
     "hf_throughput": hf_throughput,
@@ -187,6 +219,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "xdist_memory": xdist_memory,
     "plugin_startup": plugin_startup,
     "gpu_qwen": gpu_qwen,
+    "vllm_throughput": vllm_throughput,
 }
 
 

@@ -21,8 +21,8 @@ class BackendOptions:
     """api: base URL of an OpenAI-compatible server."""
     model_config: Path | None = None
     """api: a litellm Router configuration (several deployments of one model)."""
-    max_concurrency: int = 16
-    """api: requests in flight per process."""
+    max_concurrency: int | None = None
+    """api: requests in flight per process (None: 16 chat requests, 4 batched completions requests)."""
     num_retries: int = 4
     """api: retries per request on 429, 5xx and timeouts."""
     request_timeout: float = 120.0
@@ -30,9 +30,11 @@ class BackendOptions:
     device: str = "auto"
     """hf: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps."""
     batch_size: int | None = None
-    """hf: prompts per forward pass; None finds one automatically."""
+    """hf: prompts per forward pass (None finds one automatically); batched completions: prompts per
+    request (None: 256)."""
     scoring: str = "generate"
-    """hf: `generate` (greedy decoding) or `logprob` (label probabilities, one-word and json formats)."""
+    """hf, vllm, batched completions: `generate` (greedy decoding) or `logprob` (label probabilities,
+    one-word and json formats)."""
     chat_template: str = "auto"
     """hf: `auto` applies the tokenizer's chat template when it has one; `none` sends the plain prompt text,
     as the authors' Hugging Face notebook did."""
@@ -40,6 +42,27 @@ class BackendOptions:
     """What the user states the model is (their fine-tune's commit): recorded and part of every cache key."""
     worker: str = "main"
     """The xdist worker id (`gw0`, ...) or `main`; hf pins worker gwK to GPU K mod N."""
+    api_batching: str = "chat"
+    """api: `chat` sends one chat request per prompt through the litellm Router; `completions` renders
+    prompts with the model's chat template and sends many per /v1/completions request (vllm always)."""
+    max_connection_failures: int = 20
+    """api, vllm: connection failures in a row after which the server counts as gone and the run ends."""
+    server_timeout: float = 120.0
+    """api, vllm: seconds without any reply from the server, with requests waiting, after which the run ends."""
+    vllm_python: str | None = None
+    """vllm: the Python that runs the server; None is $MATHCOMP_VLLM_PYTHON, else this interpreter."""
+    vllm_tensor_parallel_size: int | None = None
+    vllm_data_parallel_size: int | None = None
+    vllm_dtype: str | None = None
+    """vllm: --dtype for the server (vLLM's own default, `auto`, when None); part of the cache key."""
+    vllm_max_model_len: int | None = None
+    vllm_gpu_memory_utilization: float | None = None
+    vllm_args: str = ""
+    """vllm: further arguments for the server, as one shell-quoted string."""
+    vllm_start_timeout: float = 600.0
+    """vllm: seconds the server may take to report healthy."""
+    vllm_servers: tuple[tuple[str, str], ...] = ()
+    """vllm: (model name, base URL) of servers this run already started, shared by its xdist workers."""
 
 
 class SelectionError(ValueError):

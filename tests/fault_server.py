@@ -2,6 +2,9 @@
 
 Each distinct prompt gets an index in the order the server first sees it; ``schedule(index, attempt)``
 says how to answer its ``attempt``-th request (0 for the first). Tests swap the schedule between runs.
+It also serves `/v1/completions` with a list of prompts per request, as vLLM does: a request gets the
+first fault scheduled for any of its prompts (`bad-request` before any other: vLLM refuses a whole batch
+that holds one prompt too long for the context).
 Run as a script it is a plain, never-failing server with a fixed latency (for the benchmarks).
 """
 
@@ -21,7 +24,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-FaultKind = Literal["ok", "rate-limit", "server-error", "hang", "malformed", "empty"]
+FaultKind = Literal["ok", "rate-limit", "server-error", "hang", "malformed", "empty", "bad-request"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,8 @@ class Request:
     end: float
     status: int
     authorization: str
+    prompts: int = 1
+    """Prompts the request carried (a /v1/completions request may carry many)."""
 
 
 @dataclass
@@ -131,6 +136,54 @@ class FaultServer:
             with self._lock:
                 self.log[position] = replace(self.log[position], end=time.time(), status=status)
 
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        prompts = body.get("prompt", [])
+        prompts = [prompts] if isinstance(prompts, str) else [str(p) for p in prompts]
+        seen = [self._next(p) for p in prompts]
+        faults = [self.schedule(index, attempt) for index, attempt in seen]
+        refused = [f for f in faults if f.kind == "bad-request"]
+        fault = refused[0] if refused else next((f for f in faults if f.kind != "ok"), OK)
+        start = time.time()
+        index, attempt = seen[0] if seen else (-1, 0)
+        with self._lock:
+            position = len(self.log)
+            auth = request.headers.get("Authorization", "")
+            self.log.append(
+                Request(index, attempt, "\n".join(prompts), fault.kind, start, start, 0, auth, len(prompts))
+            )
+        status = 0
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            if fault.kind == "hang":
+                assert self._release is not None
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(self._release.wait(), fault.delay)
+                status = 504
+                return _error(504, "held past the client's timeout")
+            if fault.delay:
+                await asyncio.sleep(fault.delay)
+            if fault.kind == "bad-request":
+                response = _error(400, fault.text or "a prompt is longer than the context")
+            elif fault.kind in ("rate-limit", "server-error", "malformed"):
+                response = self._respond(fault, body, prompts[0])
+            else:
+                texts = [
+                    "" if fault.kind == "empty" else (fault.text if fault.text is not None else self.answer)
+                ]
+                response = web.json_response(
+                    _text_completion(body.get("model", "unknown"), prompts, texts * len(prompts))
+                )
+            status = response.status
+            return response
+        finally:
+            with self._lock:
+                self.log[position] = replace(self.log[position], end=time.time(), status=status)
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(status=200)
+
     async def _models(self, request: web.Request) -> web.Response:
         if self.models is None:
             return _error(404, "not found")
@@ -185,6 +238,8 @@ async def _start(server: FaultServer) -> web.AppRunner:
     app = web.Application()
     app.router.add_post("/v1/chat/completions", server._chat)
     app.router.add_get("/v1/models", server._models)
+    app.router.add_post("/v1/completions", server._completions)
+    app.router.add_get("/health", server._health)
     runner = web.AppRunner(app, access_log=None, handler_cancellation=False)
     await runner.setup()
     sock = socket.socket()
@@ -217,14 +272,35 @@ def _completion(model: str, prompt: str, text: str) -> dict[str, Any]:
     }
 
 
+def _text_completion(model: str, prompts: list[str], texts: list[str]) -> dict[str, Any]:
+    """A /v1/completions reply as a server without vLLM's token ids sends it (a word is a token here)."""
+    choices = [{"index": i, "text": text, "finish_reason": "stop"} for i, text in enumerate(texts)]
+    prompt_tokens = sum(len(p.split()) for p in prompts)
+    completion_tokens = sum(len(t.split()) for t in texts)
+    return {
+        "id": "cmpl-x",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": choices,
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
+    }
+
+
 def main() -> None:
     """`python tests/fault_server.py --latency 0.1`: prints the port, serves until --lifetime ends."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--lifetime", type=float, default=300.0)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--model-root", help="list one model in /v1/models: this id and root (a tokenizer's directory)"
+    )
     args = parser.parse_args()
-    server = FaultServer(latency=args.latency, lifetime=args.lifetime, port=args.port)
+    models = (
+        [{"id": args.model_root, "object": "model", "root": args.model_root}] if args.model_root else None
+    )
+    server = FaultServer(latency=args.latency, lifetime=args.lifetime, port=args.port, models=models)
 
     async def serve() -> None:
         server._release = asyncio.Event()

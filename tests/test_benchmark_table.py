@@ -109,3 +109,36 @@ def test_the_benchmarks_page_holds_the_table_that_make_bench_last_wrote() -> Non
     assert page[start + len(table.START) + 1 : end] == generated.removeprefix("# Benchmarks\n\n")
     assert table.replace_between(page, generated.removeprefix("# Benchmarks\n\n")) == page
     assert table.START not in (REPO / "README.md").read_text()
+
+
+VLLM = {
+    "machine": {"gpu": None},
+    "scales": {
+        "1": {
+            "offline": {"prompts": 4200, "seconds": 30.0, "prompts_per_s": 140.0},
+            "batched": {
+                "prompts": 4200,
+                "prompts_per_s": 126.0,
+                "share_of_offline": 0.9,
+                "client_cpu_ms_per_prompt": 0.093,
+            },
+            "router": {
+                "prompts": 1000,
+                "prompts_per_s": 20.0,
+                "share_of_offline": 0.143,
+                "client_cpu_ms_per_prompt": 6.1,
+            },
+            "goal_share_0_8_met": True,
+            "goal_cpu_0_3_ms_met": True,
+        }
+    },
+}
+
+
+def test_the_vllm_row_sets_the_batched_client_against_the_offline_engine() -> None:
+    entry = {"returncode": 0, "load_before": [3.0, 1, 1], "load_after": [4.0, 1, 1], "result": VLLM}
+    (row,) = table.rows(results(vllm_throughput=entry))
+    assert "4,200 one-word prompts" in row[0] and "CPU build" in row[0]
+    assert "offline LLM.generate 140 prompts/s" in row[2] and "0.90x offline, 0.093 ms client CPU/prompt" in row[2]
+    assert "Router 20 prompts/s = 0.14x, 6.10 ms CPU/prompt (1,000 prompts)" in row[2]
+    assert "goals: 0.8x met, <0.3 ms met" in row[2]

@@ -19,15 +19,19 @@ REGISTRY: dict[str, str] = {
     "symbolic": "mathcomp_tests.backends.symbolic:SymbolicBackend",
     "hf": "mathcomp_tests.backends.hf:HFBackend",
     "api": "mathcomp_tests.backends.api:APIBackend",
+    "vllm": "mathcomp_tests.backends.vllm:VLLMBackend",
+    "completions": "mathcomp_tests.backends.completions:CompletionsBackend",
 }
-"""Model kind -> ``module:Class``; the class is called with (model name, BackendOptions)."""
+"""Model kind -> ``module:Class``; the class is called with (model name, BackendOptions). An api model
+with --api-batching=completions is served by `completions`."""
 
 
 def create(spec: ModelSpec, options: BackendOptions) -> Backend:
     """The backend for a resolved --model; heavy libraries load here, not at import time."""
-    target = REGISTRY.get(spec.kind)
+    kind = "completions" if spec.kind == "api" and options.api_batching == "completions" else spec.kind
+    target = REGISTRY.get(kind)
     if target is None:
-        raise BackendError(f"no backend for model kind {spec.kind!r}; known: {', '.join(REGISTRY)}")
+        raise BackendError(f"no backend for model kind {kind!r}; known: {', '.join(REGISTRY)}")
     module, name = target.split(":")
     factory = getattr(importlib.import_module(module), name)
     backend: Backend = factory(spec.name, options)

@@ -2,7 +2,8 @@
 
 Each response is handed to ``on_response`` the moment it arrives (the cache stores it then), so a run
 killed half way keeps everything answered so far. A request that fails after its retries becomes an
-item error; it never stops the other requests.
+item error; it never stops the other requests, unless the server is gone (liveness.py): then the
+run stops with one error.
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..settings import BackendOptions
 from ..types import Decoding, Prompt, Response
 from . import probe, router
 from .base import BackendError, OnResponse, redact
+from .liveness import Liveness
 
 _ERROR_CHARS = 2000
+CONCURRENCY = 16
+"""Chat requests in flight per process unless --max-concurrency says otherwise."""
 
 
 class APIBackend:
@@ -42,9 +46,16 @@ class APIBackend:
         self.model_id = self.plan.model_id
         self.model_revision = options.model_revision
         self.revision = options.model_revision or ""
-        self.max_concurrency = max(1, options.max_concurrency)
+        self.max_concurrency = max(1, options.max_concurrency or CONCURRENCY)
         self.served = self._probe()
         self._router = router.build(self.plan)
+        bases = [
+            str(d["litellm_params"]["api_base"])
+            for d in self.plan.deployments
+            if d["litellm_params"].get("api_base")
+        ]
+        ping = _pinger(bases) if bases and len(bases) == len(self.plan.deployments) else None
+        self.liveness = Liveness(self.model_id, options.max_connection_failures, options.server_timeout, ping)
         # One loop for the backend's life: the Router's HTTP clients and their connections belong to it.
         self._loop = asyncio.new_event_loop()
 
@@ -89,7 +100,9 @@ class APIBackend:
                 on_response(index, response)
             return response
 
-        return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts))))
+        return list(
+            await self.liveness.supervise(asyncio.gather(*(one(i, p) for i, p in enumerate(prompts))))
+        )
 
     async def _ask(self, prompt: Prompt, decoding: Decoding) -> Response:
         try:
@@ -100,9 +113,15 @@ class APIBackend:
                 max_tokens=decoding.max_new_tokens,
                 **({"seed": decoding.seed, "drop_params": True} if decoding.seed is not None else {}),
             )
-            return self._response(result)
         except Exception as exc:  # every provider error becomes a recorded, reported item error
-            return Response(text="", error=redact(f"{type(exc).__name__}: {exc}")[:_ERROR_CHARS])
+            what = redact(f"{type(exc).__name__}: {exc}")[:_ERROR_CHARS]
+            if _no_reply(exc):
+                self.liveness.failed(what)
+            else:
+                self.liveness.replied()
+            return Response(text="", error=what)
+        self.liveness.replied()
+        return self._response(result)
 
     def _response(self, result: Any) -> Response:
         """A completion as our Response; a reply without a choice is an error, an empty one an answer."""
@@ -153,6 +172,43 @@ def _api_key(params: dict[str, Any]) -> str | None:
     if value is None and str(params.get("model", "")).startswith(router.OPENAI_COMPATIBLE):
         return os.environ.get("OPENAI_API_KEY")
     return str(value) if value is not None else None
+
+
+def _pinger(bases: list[str]) -> Callable[[], Awaitable[str | None]]:
+    """A health check of the deployments' servers: None when any of them replies to GET /models (any
+    status), else the last failure. Hosted providers are not checked: a request's own outcome says."""
+
+    async def ping() -> str | None:
+        import httpx
+
+        failure = None
+        async with httpx.AsyncClient(timeout=5.0) as client:
+            for base in bases:
+                try:
+                    await client.get(base.rstrip("/") + "/models")
+                    return None
+                except httpx.TransportError as exc:
+                    failure = redact(f"GET {base}/models: {type(exc).__name__}: {exc}")
+        return failure
+
+    return ping
+
+
+def _no_reply(exc: BaseException) -> bool:
+    """The server never answered (refused, reset, timed out), as opposed to answering with an error:
+    a connection or timeout error anywhere in the exception's chain."""
+    import httpx
+    import openai
+
+    kinds = (httpx.TransportError, openai.APIConnectionError, ConnectionError, TimeoutError)
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, kinds) or type(seen).__name__ in ("Timeout", "APIConnectionError"):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 async def _cancel(tasks: set[asyncio.Task[Any]]) -> None:

@@ -42,6 +42,11 @@ class BackendError(RuntimeError):
     """A backend that cannot start: missing package, unknown model, unreachable weights."""
 
 
+class ServerGoneError(BackendError):
+    """The model server stopped answering in the middle of a run: the run ends here, not after minutes
+    of retries per case. Everything answered before stays in the response cache."""
+
+
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$")
 
 

@@ -12,16 +12,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import formats
 from ..formats import FORMATS
 from ..settings import BackendOptions
 from ..types import LABELS, Decoding, Prompt, Response
+from . import tokens
 from .base import BackendError, OnResponse
 from .models import local_directory, local_file, looks_like_path
+from .tokens import CHAT_TEMPLATES, SCORINGS
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]
-SCORINGS = ("generate", "logprob")
-CHAT_TEMPLATES = ("auto", "none")
 START_BATCH = {"cuda": 256, "mps": 64, "cpu": 16}
 """Automatic batch size to start from; halved on every out-of-memory until a batch fits."""
 
@@ -49,7 +48,7 @@ class HFBackend:
             raise BackendError(f"unknown scoring {options.scoring!r}; expected one of {', '.join(SCORINGS)}")
         self._torch = torch
         self.device = pick_device(torch, options.device, options.worker)
-        directory, self.weights = _locate(name)
+        directory, self.weights = locate(name)
         self.revision = options.model_revision or self.weights
         self.model_revision = options.model_revision
         self.model_id = f"hf:{name}"
@@ -67,7 +66,7 @@ class HFBackend:
         self._model: Any = None
         self._load_error: str | None = None
         self._auto_model: Any = AutoModelForCausalLM
-        self._label_ids: dict[str, dict[str, list[int]]] = {}
+        self._label_ids = tokens.LabelTokens(lambda text: self._encode([text])[0], self.model_id)
 
     @property
     def model(self) -> Any:
@@ -102,16 +101,11 @@ class HFBackend:
 
     def render(self, prompt: Prompt) -> str:
         """The exact text the model reads: the chat template applied, generation prompt added."""
-        if not self._has_template():
-            return "\n\n".join(m.content for m in prompt.messages)  # a protocol's turns as one transcript
-        messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
-        return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+        return tokens.render(self.tokenizer, prompt, self._has_template())
 
     def scores_labels(self, prompt: Prompt) -> bool:
         """True when this prompt is answered by label log-probabilities rather than by generation."""
-        asks_label = prompt.asks == "label"  # a protocol's totals, yes/no or rewrite turn is generated
-        scorable = formats.get(prompt.condition.format).logprob_prefix is not None
-        return self.scoring == "logprob" and asks_label and scorable
+        return tokens.scores_labels(self.scoring, prompt)
 
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
@@ -220,39 +214,15 @@ class HFBackend:
             ids = self.label_token_ids(text)
             mass = {y: float(probs_all[row, ids[y]].sum()) for y in LABELS}
             total = sum(mass.values())
-            probs = {y: (m / total if total > 0 else 1 / len(LABELS)) for y, m in mass.items()}
-            label = max(LABELS, key=lambda y: probs[y])
+            probs, label = tokens.label_probs(mass)
             answer = FORMATS[fmt].logprob_answer(label)
             meta: dict[str, object] = {"probs": probs, "label_mass": total, "scoring": "logprob"}
             responses.append(Response(text=answer, input_tokens=int(n_in), output_tokens=0, meta=meta))
         return responses
 
     def label_token_ids(self, text: str) -> dict[str, list[int]]:
-        """Token ids that start each label right after ``text``, found by tokenising in that context.
-
-        Every spelling counts (bare, after a space, capitalised, upper case), and so does its first
-        token when the spelling takes several (``m`` of ``m|ore``); a token that starts two labels counts
-        for neither. Cached by the end of the text, which the chat template's generation prompt fixes.
-        """
-        tail = text[-64:]
-        if tail not in self._label_ids:
-            base = self._encode([tail])[0]
-            first: dict[str, set[int]] = {y: set() for y in LABELS}
-            for y in LABELS:
-                for variant in _spellings(y):
-                    ids = self._encode([tail + variant])[0]
-                    if ids[: len(base)] == base and len(ids) > len(base):
-                        first[y].add(ids[len(base)])
-            shared = {t for y in LABELS for t in first[y] if any(t in first[o] for o in LABELS if o != y)}
-            found: dict[str, list[int]] = {y: sorted(first[y] - shared) for y in LABELS}
-            missing = [y for y in LABELS if not found[y]]
-            if missing:
-                raise BackendError(
-                    f"{self.model_id}: no token starts the label(s) {', '.join(missing)} after "
-                    f"{tail[-20:]!r} without starting another; use --scoring=generate"
-                )
-            self._label_ids[tail] = found
-        return self._label_ids[tail]
+        """Token ids that start each label right after ``text`` (see tokens.LabelTokens)."""
+        return self._label_ids(text)
 
     def _free_memory(self) -> None:
         if self.device.startswith("cuda"):
@@ -268,15 +238,10 @@ class HFBackend:
 
     def _has_template(self) -> bool:
         """Whether prompts are rendered through the chat template (part of the cache key)."""
-        return self.chat_template == "auto" and bool(getattr(self.tokenizer, "chat_template", None))
+        return tokens.uses_template(self.tokenizer, self.chat_template)
 
     def close(self) -> None:
         self._model = None
-
-
-def _spellings(label: str) -> list[str]:
-    words = (label, label.capitalize(), label.upper())
-    return [w for word in words for w in (word, " " + word)]
 
 
 def _out_of_memory(torch: Any, exc: BaseException) -> bool:
@@ -335,7 +300,7 @@ def pick_dtype(torch: Any, device: str) -> Any:
     return torch.float32
 
 
-def _locate(name: str) -> tuple[Path, str]:
+def locate(name: str) -> tuple[Path, str]:
     """A local directory and its content fingerprint, or a hub snapshot and its commit hash.
 
     A relative directory is looked up from the working directory, then from the project root (so the

@@ -20,21 +20,26 @@ class ModelSpec:
     given: str
     """What the user typed (an alias, or the spec itself)."""
     kind: str
-    """`symbolic`, `hf` or `api`."""
+    """`symbolic`, `hf`, `vllm` or `api`."""
     name: str
-    """The hub id or directory (hf), the litellm model string (api), or `symbolic`."""
+    """The hub id or directory (hf, vllm), the litellm model string (api), or `symbolic`."""
     prompt_set: str
     directory: Path | None = None
-    """hf: the local model directory, resolved to an absolute path, when there is one."""
+    """hf, vllm: the local model directory, resolved to an absolute path, when there is one."""
 
     @property
     def resolved(self) -> str:
-        return {"hf": f"hf:{self.name}", "api": self.name}.get(self.kind, self.name)
+        return {"hf": f"hf:{self.name}", "vllm": f"vllm:{self.name}", "api": self.name}.get(
+            self.kind, self.name
+        )
 
     @property
     def canonical(self) -> str:
-        """One spelling per model: a local directory by its absolute path, anything else as resolved."""
-        return f"hf:{self.directory}" if self.directory is not None else self.resolved
+        """One spelling per set of weights: a local directory by its absolute path, anything else as
+        resolved; the same weights served by vLLM are the same model as under hf (same ceilings)."""
+        if self.directory is not None:
+            return f"hf:{self.directory}"
+        return f"hf:{self.name}" if self.kind == "vllm" else self.resolved
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -105,6 +110,9 @@ def resolve(
     if spec.startswith("hf:") and len(spec) > 3:
         name = spec[3:]
         return ModelSpec(given, "hf", name, prompt_set, local_directory(name, bases))
+    if spec.startswith("vllm:") and len(spec) > 5:
+        name = spec[5:]
+        return ModelSpec(given, "vllm", name, prompt_set, local_directory(name, bases))
     if "/" in spec and not spec.startswith(("/", ".", "~")):
         return ModelSpec(given, "api", spec, prompt_set)
     known = ", ".join(sorted(table))
@@ -112,8 +120,8 @@ def resolve(
     in_config = f" --model-config {config} has the groups {', '.join(groups)}." if config is not None else ""
     raise UnknownModelError(
         f"unknown model {given!r}.{hint}{in_config} Known aliases: {known}. Or give `symbolic`, "
-        "`hf:<hub id or directory>` (a local transformers model), or a litellm model string such as "
-        "`openai/<name>`."
+        "`hf:<hub id or directory>` (a local transformers model), `vllm:<hub id or directory>` (served by "
+        "vLLM), or a litellm model string such as `openai/<name>`."
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from .. import formats
-from ..backends.base import BackendError, redact
+from ..backends.base import BackendError, ServerGoneError, redact
 from ..backends.cache_admin import DamagedCacheError
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
@@ -26,11 +26,11 @@ from ..run import GENERATED, REVEAL_AFTER, Run
 from ..run.folders import FolderError
 from ..scoring.baseline import GENERATED_PREFIX, BaselineError
 from ..scoring.thresholds import ThresholdsError
-from ..settings import SelectionError, conditions
+from ..settings import SelectionError, Settings, conditions
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.result import CaseResult
-from . import options, progress, terminal
+from . import options, progress, serving, terminal
 
 PROPERTY = "mathcomp"
 GENERATED_PROPERTY = "mathcomp-generated"
@@ -113,6 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     try:
         settings = options.settings(config)
+        settings = serving.served(config, settings)  # vllm:...: the run's server, started once
         run_id = workerinput["mathcomp_run_id"] if workerinput else results.new_run_id(settings.model)
         worker = workerinput["workerid"] if workerinput else "main"
         run = Run(settings, run_id, worker)
@@ -147,7 +148,11 @@ def pytest_configure(config: pytest.Config) -> None:
             "model again)"
         ) from exc
     except BackendError as exc:
+        serving.stop(config)
         raise pytest.UsageError(f"--model={settings.model}: {exc}") from exc
+    except BaseException:
+        serving.stop(config)
+        raise
     state = State(run)
     config.stash[_STATE] = state
     config.pluginmanager.register(state, "mathcomp-state")
@@ -157,7 +162,11 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.htmlpath = str(run.run_dir / results.REPORT)
             config.option.self_contained_html = True
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(run_id), "mathcomp-xdist")
+        config.pluginmanager.register(_XdistHooks(run_id, settings), "mathcomp-xdist")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    serving.stop(config)
 
 
 def _has_workers(config: pytest.Config) -> bool:
@@ -165,13 +174,16 @@ def _has_workers(config: pytest.Config) -> bool:
 
 
 class _XdistHooks:
-    """Hooks that exist only under pytest-xdist: hand the controller's run id to every worker."""
+    """Hooks that exist only under pytest-xdist: hand the controller's run id (and the model server it
+    started) to every worker."""
 
-    def __init__(self, run_id: str):
+    def __init__(self, run_id: str, settings: Settings):
         self.run_id = run_id
+        self.settings = settings
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["mathcomp_run_id"] = self.run_id
+        serving.to_worker(node, self.settings)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -183,6 +195,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
         f"thresholds: {run.thresholds.path}; {run.thresholds.describe(run.spec)}",
         *run.dataset.header(),
+        *serving.header(config),
     ]
 
 
@@ -315,6 +328,9 @@ def reveal_after_result(condition: Condition, mathcomp_run: Run, record_property
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
     report = outcome.get_result()
+    if call.excinfo is not None and isinstance(call.excinfo.value, ServerGoneError):
+        item.session.shouldstop = str(call.excinfo.value)  # the run ends here, not case after case
+        report.longrepr = str(call.excinfo.value)
     summary = _case_summary(report)
     if summary is None or report.when != "call":
         return

@@ -28,6 +28,7 @@ ENVIRONMENT = {
     "baseline": "MATHCOMP_BASELINE",
     "judge_model": "MATHCOMP_JUDGE_MODEL",
     "identities_file": "MATHCOMP_IDENTITIES",
+    "vllm_python": "MATHCOMP_VLLM_PYTHON",
 }
 """Options whose default comes from an environment variable when it is set."""
 
@@ -53,8 +54,9 @@ def add(parser: pytest.Parser) -> None:
 
     option(
         "--model",
-        "alias (qwen2.5-3b, gpt-4o-mini, mathcomp-tiny, ...), symbolic, hf:<hub id or directory>, or a "
-        "litellm model string such as openai/<name>",
+        "alias (qwen2.5-3b, gpt-4o-mini, mathcomp-tiny, ...), symbolic, hf:<hub id or directory>, "
+        "vllm:<hub id or directory> (served by a vLLM server the suite starts, or --api-base), or a litellm "
+        "model string such as openai/<name>",
         DEFAULT_MODEL,
         env="model",
         default=DEFAULT_MODEL,
@@ -64,7 +66,11 @@ def add(parser: pytest.Parser) -> None:
         "what the model is, as you know it (your fine-tune's commit); recorded with every answer and part "
         "of every cache key, so answers of one revision never stand for another's",
     )
-    option("--api-base", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    option(
+        "--api-base",
+        "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (with vllm:..., a vLLM server "
+        "already running with that model; the suite then starts none)",
+    )
     option("--prompt-set", "hf, openai, claude or paper", "the set the authors ran for the model, else hf")
     option(
         "--framings",
@@ -97,10 +103,16 @@ def add(parser: pytest.Parser) -> None:
         "auto",
         default="auto",
     )
-    option("--batch-size", "hf backend: prompts per batch", "automatic, halved on out-of-memory", type=int)
+    option(
+        "--batch-size",
+        "hf backend: prompts per batch; vllm and --api-batching=completions: prompts per request",
+        "hf: automatic, halved on out-of-memory; 256 per request",
+        type=int,
+    )
     option(
         "--scoring",
-        "hf backend: greedy generation, or label log-probabilities (one-word and json formats)",
+        "hf, vllm and --api-batching=completions: greedy generation, or label log-probabilities (one-word "
+        "and json formats)",
         "generate",
         default="generate",
         choices=("generate", "logprob"),
@@ -114,7 +126,37 @@ def add(parser: pytest.Parser) -> None:
         "error_rate from thresholds.toml",
         type=float,
     )
-    option("--max-concurrency", "api backend: requests in flight per process", 16, type=int)
+    option(
+        "--max-concurrency",
+        "api and vllm backends: requests in flight per process",
+        "16 chat requests; 4 batched completions requests",
+        type=int,
+    )
+    option(
+        "--api-batching",
+        "api backend: chat sends one chat request per prompt through the litellm Router; completions "
+        "renders each prompt with the model's chat template (its tokenizer: the server's /v1/models root, "
+        "else the model name) and sends --batch-size prompts per /v1/completions request (an "
+        "OpenAI-compatible server such as vLLM; vllm:... always does)",
+        "chat",
+        default="chat",
+        choices=("chat", "completions"),
+    )
+    option(
+        "--max-connection-failures",
+        "api and vllm backends: connection failures in a row after which the server counts as gone and the "
+        "run stops (what was answered stays in the cache)",
+        20,
+        type=int,
+    )
+    option(
+        "--server-timeout",
+        "api and vllm backends: seconds without any reply from the server while requests wait, after which "
+        "the run stops",
+        120.0,
+        type=float,
+    )
+    _add_vllm(option)
     option(
         "--max-new-tokens",
         "generation budget per answer",
@@ -247,6 +289,25 @@ def add(parser: pytest.Parser) -> None:
     )
 
 
+def _add_vllm(option: Any) -> None:
+    """The options of --model=vllm:..., passed to the server the suite starts."""
+    option(
+        "--vllm-python",
+        "vllm: the Python interpreter (of a virtualenv with vLLM) that runs the server",
+        "this interpreter when it can import vllm",
+        env="vllm_python",
+    )
+    option("--vllm-tensor-parallel-size", "vllm: GPUs each copy of the model is split over", "vLLM's: 1", type=int)
+    option("--vllm-data-parallel-size", "vllm: copies of the model, each on its own GPUs", "vLLM's: 1", type=int)
+    option("--vllm-dtype", "vllm: weights and activations dtype (auto, bfloat16, float16, float32)", "vLLM's: auto")
+    option("--vllm-max-model-len", "vllm: context length the server allows", "the model's", type=int)
+    option(
+        "--vllm-gpu-memory-utilization", "vllm: share of GPU memory the server may take", "vLLM's: 0.9", type=float
+    )
+    option("--vllm-args", "vllm: further server arguments, one shell-quoted string, e.g. \"--max-num-seqs 512\"")
+    option("--vllm-start-timeout", "vllm: seconds the server may take to report healthy", 600.0, type=float)
+
+
 def _check_ranges(opt: Any) -> None:
     """Numbers out of range are usage errors, never silently replaced."""
     checks = [
@@ -260,6 +321,13 @@ def _check_ranges(opt: Any) -> None:
         ("--max-error-rate", opt("max_error_rate"), 0.0, 1.0),
         ("--temperature", opt("temperature"), 0.0, None),
         ("--samples", opt("samples"), 1, None),
+        ("--max-connection-failures", opt("max_connection_failures"), 1, None),
+        ("--server-timeout", opt("server_timeout"), 0.001, None),
+        ("--vllm-tensor-parallel-size", opt("vllm_tensor_parallel_size"), 1, None),
+        ("--vllm-data-parallel-size", opt("vllm_data_parallel_size"), 1, None),
+        ("--vllm-max-model-len", opt("vllm_max_model_len"), 1, None),
+        ("--vllm-gpu-memory-utilization", opt("vllm_gpu_memory_utilization"), 0.001, 1.0),
+        ("--vllm-start-timeout", opt("vllm_start_timeout"), 0.001, None),
     ]
     for name, value, low, high in checks:
         if value is None:
@@ -323,6 +391,17 @@ def settings(config: pytest.Config) -> Settings:
             batch_size=opt("batch_size"),
             scoring=opt("scoring"),
             model_revision=opt("model_revision"),
+            api_batching=opt("api_batching"),
+            max_connection_failures=opt("max_connection_failures"),
+            server_timeout=opt("server_timeout"),
+            vllm_python=opt("vllm_python"),
+            vllm_tensor_parallel_size=opt("vllm_tensor_parallel_size"),
+            vllm_data_parallel_size=opt("vllm_data_parallel_size"),
+            vllm_dtype=opt("vllm_dtype"),
+            vllm_max_model_len=opt("vllm_max_model_len"),
+            vllm_gpu_memory_utilization=opt("vllm_gpu_memory_utilization"),
+            vllm_args=opt("vllm_args") or "",
+            vllm_start_timeout=opt("vllm_start_timeout"),
         ),
         max_error_rate=opt("max_error_rate"),
         max_new_tokens=opt("max_new_tokens"),

@@ -1,0 +1,251 @@
+"""An OpenAI-compatible server driven by batched `/v1/completions` requests (--api-batching=completions,
+and every vllm:... model): prompts rendered here by the model's own tokenizer and chat template, exactly
+as the hf backend renders them, many prompts per request; label log-probabilities for --scoring=logprob.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ..formats import FORMATS
+from ..settings import BackendOptions
+from ..types import LABELS, Decoding, Prompt, Response
+from . import tokens
+from .base import BackendError, OnResponse, redact
+from .batched import BatchedCompletions, Job, first_logprobs
+from .liveness import Liveness
+from .router import OPENAI_COMPATIBLE
+
+HEALTH_TIMEOUT = 5.0
+
+
+def split_base(api_base: str) -> tuple[str, str]:
+    """(server root, OpenAI API base) from a base URL given with or without its `/v1`."""
+    base = api_base.rstrip("/")
+    return (base[: -len("/v1")], base) if base.endswith("/v1") else (base, base + "/v1")
+
+
+class CompletionsBackend:
+    """`openai/<name>` (or `hosted_vllm/<name>`) with --api-base and --api-batching=completions."""
+
+    streams = True
+    """Each request's answers are committed to the cache the moment it returns."""
+
+    def __init__(self, model: str, options: BackendOptions | None = None):
+        options = options or BackendOptions()
+        if not model.startswith(OPENAI_COMPATIBLE):
+            raise BackendError(
+                f"--api-batching=completions needs an OpenAI-compatible server: --model=openai/<served name> "
+                f"with --api-base, not {model}"
+            )
+        if options.model_config is not None:
+            raise BackendError(
+                "--api-batching=completions talks to one server: give --api-base, not --model-config"
+            )
+        if not options.api_base:
+            raise BackendError("--api-batching=completions needs --api-base (the server's URL)")
+        self.model_id = model
+        self._start(options.api_base, (model.split("/", 1)[1],), None, options)
+
+    def _start(
+        self, api_base: str, names: tuple[str, ...], tokenizer_from: str | None, options: BackendOptions
+    ) -> None:
+        """Ask the server what it serves, load the tokenizer, open the client (shared by the vllm backend)."""
+        if options.chat_template not in tokens.CHAT_TEMPLATES:
+            raise BackendError(f"unknown chat template mode {options.chat_template!r}")
+        if options.scoring not in tokens.SCORINGS:
+            raise BackendError(
+                f"unknown scoring {options.scoring!r}; expected one of {', '.join(tokens.SCORINGS)}"
+            )
+        self.root, self.api_base = split_base(api_base)
+        self.api_key = os.environ.get("OPENAI_API_KEY") or None
+        self.scoring = options.scoring
+        self.chat_template = options.chat_template
+        self.model_revision = options.model_revision
+        self.revision = options.model_revision or ""
+        self.served = self._served(names)
+        self.served_name = str(self.served["id"])
+        self.tokenizer = self._tokenizer(tokenizer_from or str(self.served.get("root") or names[0]))
+        self.template = tokens.uses_template(self.tokenizer, self.chat_template)
+        self._labels = tokens.LabelTokens(self._encode, self.model_id)
+        self._loop = asyncio.new_event_loop()
+        self.liveness = Liveness(
+            self.root, options.max_connection_failures, options.server_timeout, ping=self._healthy
+        )
+        self.client = self._loop.run_until_complete(self._client(options))
+
+    async def _client(self, options: BackendOptions) -> BatchedCompletions:
+        """Made inside the loop that will run it (its connections belong to that loop)."""
+        return BatchedCompletions(
+            self.api_base,
+            self.served_name,
+            self.liveness,
+            batch_size=options.batch_size,
+            in_flight=options.max_concurrency,
+            num_retries=options.num_retries,
+            request_timeout=options.request_timeout,
+            api_key=self.api_key,
+        )
+
+    def _served(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """The server's /v1/models entry for the model ``names`` name (by id, or by root: what it loaded)."""
+        listed = self._get_json(self.api_base + "/models").get("data") or []
+        entries = [e for e in listed if isinstance(e, dict)]
+        for entry in entries:
+            if entry.get("id") in names or entry.get("root") in names:
+                return entry
+        serves = ", ".join(str(e.get("root") or e.get("id")) for e in entries) or "nothing"
+        raise BackendError(f"the server at {self.root} does not serve {names[0]}; it serves: {serves}")
+
+    def _get_json(self, url: str) -> dict[str, Any]:
+        import urllib.error
+        import urllib.request
+
+        request = urllib.request.Request(url, headers={"User-Agent": "mathcomp-tests"})
+        if self.api_key:
+            request.add_header("Authorization", f"Bearer {self.api_key}")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                data = json.loads(reply.read(1 << 22))
+        except (OSError, ValueError) as exc:
+            raise BackendError(redact(f"cannot read {url}: {exc}; is the server running?")) from exc
+        if not isinstance(data, dict):
+            raise BackendError(f"{url} did not return a JSON object")
+        return data
+
+    async def _healthy(self) -> str | None:
+        """None when the server replies to GET /health (any status), else what failed."""
+        try:
+            await self.client.client.get(self.root + "/health", timeout=HEALTH_TIMEOUT)
+        except self.client.transport_errors as exc:
+            return f"GET {self.root}/health: {type(exc).__name__}: {exc}"
+        return None
+
+    def _tokenizer(self, source: str) -> Any:
+        try:
+            from transformers import AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise BackendError(
+                "rendering prompts for /v1/completions needs transformers: pip install 'mathcomp-tests[hf]'"
+            ) from exc
+        try:
+            return AutoTokenizer.from_pretrained(source)
+        except Exception as exc:  # transformers raises many classes for a missing tokenizer
+            raise BackendError(
+                f"cannot load the tokenizer of {self.model_id} from {source!r} to render its chat template: "
+                f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            ) from exc
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def render(self, prompt: Prompt) -> str:
+        """The exact text the model reads (see tokens.render)."""
+        return tokens.render(self.tokenizer, prompt, self.template)
+
+    def template_digest(self) -> str | None:
+        """The chat template by content: a changed template is another prompt, so another answer."""
+        if not self.template:
+            return None
+        return hashlib.sha256(str(self.tokenizer.chat_template).encode()).hexdigest()[:12]
+
+    def request_fields(self) -> dict[str, object]:
+        """The request fields (besides the prompts and decoding) that decide an answer."""
+        sample = BatchedCompletions.score_fields() if self.scoring == "logprob" else {}
+        return {
+            "endpoint": "/v1/completions",
+            "add_special_tokens": False,
+            "decoded": "client",
+            "score": sample,
+        }
+
+    def cache_identity(self) -> dict[str, object]:
+        """What the server says it serves, the chat template, scoring and the request's own fields."""
+        return {
+            "backend": "completions",
+            "served": {k: self.served.get(k) for k in ("id", "root", "max_model_len", "owned_by")},
+            "chat_template": self.template_digest(),
+            "scoring": self.scoring,
+            "request": self.request_fields(),
+            "model_revision": self.model_revision,
+        }
+
+    def prompt_inputs(self, prompt: Prompt) -> dict[str, object]:
+        return {}
+
+    def complete(
+        self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
+    ) -> list[Response]:
+        results: list[Response | None] = [None] * len(prompts)
+
+        def done(job: Job, response: Response) -> None:
+            results[job.index] = response
+            if on_response:
+                on_response(job.index, response)
+
+        jobs = [self._job(i, p) for i, p in enumerate(prompts)]
+        self._loop.run_until_complete(self.client.run(jobs, decoding, done, self._read))
+        return [r if r is not None else Response(text="", error="no answer") for r in results]
+
+    def _job(self, index: int, prompt: Prompt) -> Job:
+        text = self.render(prompt)
+        if not tokens.scores_labels(self.scoring, prompt):
+            return Job(index, text)
+        text += FORMATS[prompt.condition.format].logprob_prefix or ""
+        return Job(index, text, self._labels(text), prompt.condition.format)
+
+    def _read(self, job: Job, choice: dict[str, Any]) -> Response:
+        return self._score(job, choice) if job.labels is not None else self._generated(choice)
+
+    def _generated(self, choice: dict[str, Any]) -> Response:
+        """The answer decoded from its token ids by our tokenizer, as the hf backend decodes them (the
+        server's own text holds back a trailing incomplete character); its text where it sends no ids."""
+        ids, prompt_ids = choice.get("token_ids"), choice.get("prompt_token_ids")
+        if isinstance(ids, list):
+            text = str(self.tokenizer.decode(ids, skip_special_tokens=True))
+        else:
+            text = str(choice.get("text") or "")
+        return Response(
+            text=text,
+            input_tokens=len(prompt_ids) if isinstance(prompt_ids, list) else None,
+            output_tokens=len(ids) if isinstance(ids, list) else None,
+            meta={"finish_reason": choice.get("finish_reason")},
+        )
+
+    def _score(self, job: Job, choice: dict[str, Any]) -> Response:
+        """The label probabilities from the first position's log-probabilities, as the hf backend
+        computes them from its logits: each label's mass summed over the tokens that start it, the three
+        normalised. Where the server returned only its top tokens, an absent label token counts 0 (the
+        meta says how many of the label tokens were seen)."""
+        assert job.labels is not None
+        logprobs = first_logprobs(choice)
+        wanted = [t for y in LABELS for t in job.labels[y]]
+        seen = sum(t in logprobs for t in wanted)
+        mass = {y: math.fsum(math.exp(logprobs[t]) for t in job.labels[y] if t in logprobs) for y in LABELS}
+        probs, label = tokens.label_probs(mass)
+        prompt_ids = choice.get("prompt_token_ids")
+        meta: dict[str, object] = {
+            "probs": probs,
+            "label_mass": sum(mass.values()),
+            "scoring": "logprob",
+            "label_tokens_seen": f"{seen}/{len(wanted)}",
+        }
+        text = FORMATS[job.format].logprob_answer(label) if seen else str(choice.get("text") or "")
+        return Response(
+            text=text,
+            input_tokens=len(prompt_ids) if isinstance(prompt_ids, list) else None,
+            output_tokens=0,
+            meta=meta,
+        )
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._loop.run_until_complete(self.client.aclose())
+        self._loop.close()

