@@ -205,6 +205,7 @@ def category_bars(
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(names) + 2), 3.8), layout="constrained")
     width = 0.26
     colours = {"less": "#1f77b4", "equal": "#7f7f7f", "more": "#d62728"}
+    baseline_shown = False
     for k, label in enumerate(PANEL_ORDER):
         xs: list[float] = []
         heights: list[float] = []
@@ -227,13 +228,20 @@ def category_bars(
         ax.bar(xs, heights, width, yerr=errors, capsize=2, label=f"DirErr({label})", color=colours[label])
         if base_x:
             ax.scatter(
-                base_x, base_y, marker="_", s=260, linewidths=2.5, color="black", zorder=3,
-                label="baseline" if k == 0 else None,
+                base_x,
+                base_y,
+                marker="_",
+                s=260,
+                linewidths=2.5,
+                color="black",
+                zorder=3,
+                label=None if baseline_shown else "baseline",
             )
+            baseline_shown = True
     ax.set_xticks(range(len(names)), labels=names, rotation=25, ha="right", fontsize=9)
     ax.set_ylabel("DirErr % (95% CI)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=8, ncols=4, loc="upper left")
+    ax.set_ylim(0, 102)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: bars reach the top
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(caption, fontsize=11, loc="left")
     return _png(fig)
