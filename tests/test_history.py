@@ -49,7 +49,7 @@ def reports(tmp_path: Path) -> Path:
     _write(
         reports,
         summary(
-            _cases(compared=False), model=BASE, run_id="20261120-090000-base-aa11", base=None, **everything
+            _cases(compared=False), model=BASE, run_id="20261125-090000-base-aa11", base=None, **everything
         ),
     )
     _write(
@@ -96,6 +96,8 @@ def test_runs_are_grouped_by_their_base_with_the_worst_rise_named(reports: Path)
         "Worst rise: neutral-begin-std-one-word DirErr(less) +33.0 (p=0.0004) in 20261121-090000-worse-bb22 "
         "(hf:ft/worse)." in page
     )
+    assert [r.role for r in rows] == ["base", "fine-tune", "fine-tune", "fine-tune", "run"], "the base first"
+    assert "the mean over the cases every run of the group has" in page
     assert (
         page.count('alt="history of hf:fixtures/models/mathcomp-tiny"') == 1
         and 'alt="history of symbolic"' in page
