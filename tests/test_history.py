@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from summaries import case, change, summary
@@ -45,11 +46,11 @@ def _write(reports: Path, run: dict) -> None:
 @pytest.fixture
 def reports(tmp_path: Path) -> Path:
     reports = tmp_path / "reports"
-    everything = dict(framings=FRAMINGS)
+    everything: dict[str, Any] = {"framings": FRAMINGS}
     _write(
         reports,
         summary(
-            _cases(compared=False), model=BASE, run_id="20261120-090000-base-aa11", base=None, **everything
+            _cases(compared=False), model=BASE, run_id="20261125-090000-base-aa11", base=None, **everything
         ),
     )
     _write(
@@ -87,7 +88,9 @@ def test_runs_are_grouped_by_their_base_with_the_worst_rise_named(reports: Path)
     worse = next(r for r in rows if "worse" in r.run_id)
     base = next(r for r in rows if r.role == "base")
     # The mean over 14 cases moved 2.4 points; one case rose 33.
-    assert worse.metrics["DirErr(less)"] - base.metrics["DirErr(less)"] == pytest.approx(0.33 / 14)
+    worse_less, base_less = worse.metrics["DirErr(less)"], base.metrics["DirErr(less)"]
+    assert worse_less is not None and base_less is not None
+    assert worse_less - base_less == pytest.approx(0.33 / 14)
     assert (
         worse.worst is not None
         and worse.worst.text() == "neutral-begin-std-one-word DirErr(less) +33.0 (p=0.0004)"
@@ -96,6 +99,8 @@ def test_runs_are_grouped_by_their_base_with_the_worst_rise_named(reports: Path)
         "Worst rise: neutral-begin-std-one-word DirErr(less) +33.0 (p=0.0004) in 20261121-090000-worse-bb22 "
         "(hf:ft/worse)." in page
     )
+    assert [r.role for r in rows] == ["base", "fine-tune", "fine-tune", "fine-tune", "run"], "the base first"
+    assert "the mean over the cases every run of the group has" in page
     assert (
         page.count('alt="history of hf:fixtures/models/mathcomp-tiny"') == 1
         and 'alt="history of symbolic"' in page

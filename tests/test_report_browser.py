@@ -158,3 +158,73 @@ def test_a_screenshot_of_the_report_renders(hostile_run: SuiteRun, tmp_path: Pat
     keep = os.environ.get("MATHCOMP_KEEP_SHOT")
     if keep:  # where to leave the screenshot for a person to look at
         shutil.copy(shot, keep)
+
+
+GATE_PROBE = """
+<script>
+window.addEventListener('load', () => {
+  const top = (selector) => {
+    const element = document.querySelector(selector);
+    return element ? element.getBoundingClientRect().top + window.scrollY : null;
+  };
+  const verdict = document.querySelector('.mathcomp-verdict');
+  document.documentElement.setAttribute('data-probe', JSON.stringify({
+    title: document.title,
+    verdict: top('.mathcomp-verdict'),
+    figures: top('.mathcomp-figures'),
+    environment: top('#environment'),
+    results: top('#results-table'),
+    first: document.querySelector('.additional-summary.prefix > div').className,
+    text: verdict ? verdict.innerText : null,
+  }));
+});
+</script>
+"""
+"""Where the verdict, the figures, pytest-html's Environment and results tables sit on the rendered page."""
+
+
+@pytest.fixture(scope="module")
+def gate_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, Path]:
+    """A base that answers `equal`, written as a baseline file whose model line is markup, then a
+    candidate that answers `more` (and markup every third time) compared with it."""
+    chromium()
+    tmp = tmp_path_factory.mktemp("gate")
+    baseline = tmp / "baseline.txt"
+    args = ("--model=openai/markup-server", "--limit=30", "--framings=neutral", "--positions=end")
+    with FaultServer(answer="equal").running() as server:
+        base = run_suite(tmp, *args, f"--api-base={server.url}", f"--update-baseline={baseline}", cache=False)
+        assert baseline.exists(), base.output  # it fails its own ceilings (DirErr(equal) 100%): no matter
+        text = baseline.read_text(encoding="utf-8")
+        baseline.write_text(
+            text.replace("model: openai/markup-server", f"model: {HOSTILE}"), encoding="utf-8"
+        )
+        server.answer, server.schedule = "more", hostile_every_third
+        run = run_suite(tmp, *args, f"--api-base={server.url}", f"--baseline={baseline}", cache=False)
+    assert run.returncode == 1, run.output
+    return run, tmp
+
+
+def test_the_verdict_with_a_rise_opens_the_page_as_text(gate_run: tuple[SuiteRun, Path]) -> None:
+    run, tmp = gate_run
+    page = tmp / "gate.html"
+    source = (run.run_dir / "report.html").read_text(encoding="utf-8")
+    page.write_text(source.replace("</body>", GATE_PROBE + "</body>"), encoding="utf-8")
+    dom = _Dom()
+    dom.feed(dump_dom(page, tmp / "profile"))
+    probe = json.loads(next(a.get("data-probe") for t, a in dom.tags if t == "html") or "{}")
+    assert probe["title"] == TITLE, "the markup in the baseline's model line never ran"
+    assert probe["first"] == "mathcomp-verdict failed", "the summary opens with the verdict"
+    assert probe["verdict"] < 200 < probe["figures"], probe
+    assert probe["verdict"] < probe["environment"] < probe["results"], "pytest-html's tables come after"
+    lines = probe["text"].splitlines()
+    assert lines[0] == "FAILED: 1 of 1 cases"
+    change = run.case("neutral-end-std-one-word")["baseline"]["changes"]["more"]
+    assert change["breach"] and change["baseline"] == 0.0
+    row = next(line for line in lines if line.startswith("neutral-end-std-one-word\tDirErr(more)"))
+    assert row.split("\t")[2:5] == [
+        "0.0%",
+        f"{100 * change['candidate']:.1f}%",
+        f"+{100 * change['difference']:.1f}",
+    ]
+    assert f"Compared with {HOSTILE} (mcnemar test" in probe["text"], "the markup shown as text"
+    assert len([t for t, _ in dom.tags if t == "script"]) == 2  # pytest-html's and the probe

@@ -70,3 +70,11 @@ def test_a_folder_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2 and f"{tmp_path}: not a finished run folder (no summary.json)" in proc.stderr
     proc = _cli("mathcomp_tests.history", str(tmp_path))
     assert proc.returncode == 2 and "no finished runs" in proc.stderr
+
+
+def test_the_terminal_header_says_how_many_scenarios_a_limited_run_asks(
+    two_runs: tuple[SuiteRun, SuiteRun],
+) -> None:
+    first, _ = two_runs
+    assert "--limit=12: each case asks the first 12 of the 300 scenarios" in first.output
+    assert first.summary["scenarios"] == 12

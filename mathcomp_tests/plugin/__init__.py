@@ -195,8 +195,17 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
         f"thresholds: {run.thresholds.path}; {run.thresholds.describe(run.spec)}",
         *run.dataset.header(),
+        *_limit_line(run),
         *serving.header(config),
     ]
+
+
+def _limit_line(run: Run) -> list[str]:
+    """Under --limit, how many of the dataset's scenarios each case asks (the line above counts them all)."""
+    asked, total = len(run.scenarios), len(run.dataset.scenarios)
+    if asked == total:
+        return []
+    return [f"--limit={run.settings.limit}: each case asks the first {asked} of the {total} scenarios"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -86,7 +86,12 @@ def _grid(
             elif thin and thin[r][c]:
                 ax.add_patch(
                     _pyplot().Rectangle(
-                        (c - 0.44, r - 0.44), 0.88, 0.88, fill=False, edgecolor=CHANGE_COLOUR, linewidth=1.2,
+                        (c - 0.44, r - 0.44),
+                        0.88,
+                        0.88,
+                        fill=False,
+                        edgecolor=CHANGE_COLOUR,
+                        linewidth=1.2,
                         linestyle=(0, (3, 2)),
                     )
                 )
@@ -95,8 +100,12 @@ def _grid(
 
 def _frame(ax: Any, r: int, c: int) -> None:
     plt = _pyplot()
-    ax.add_patch(plt.Rectangle((c - 0.46, r - 0.46), 0.92, 0.92, fill=False, edgecolor=FAIL_COLOUR, linewidth=4))
-    ax.add_patch(plt.Rectangle((c - 0.40, r - 0.40), 0.80, 0.80, fill=False, edgecolor="white", linewidth=1.5))
+    ax.add_patch(
+        plt.Rectangle((c - 0.46, r - 0.46), 0.92, 0.92, fill=False, edgecolor=FAIL_COLOUR, linewidth=4)
+    )
+    ax.add_patch(
+        plt.Rectangle((c - 0.40, r - 0.40), 0.80, 0.80, fill=False, edgecolor="white", linewidth=1.5)
+    )
 
 
 def _panels(n: int, rows: int, columns: int) -> tuple[Any, list[Any]]:
@@ -205,6 +214,7 @@ def category_bars(
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(names) + 2), 3.8), layout="constrained")
     width = 0.26
     colours = {"less": "#1f77b4", "equal": "#7f7f7f", "more": "#d62728"}
+    baseline_shown = False
     for k, label in enumerate(PANEL_ORDER):
         xs: list[float] = []
         heights: list[float] = []
@@ -227,13 +237,20 @@ def category_bars(
         ax.bar(xs, heights, width, yerr=errors, capsize=2, label=f"DirErr({label})", color=colours[label])
         if base_x:
             ax.scatter(
-                base_x, base_y, marker="_", s=260, linewidths=2.5, color="black", zorder=3,
-                label="baseline" if k == 0 else None,
+                base_x,
+                base_y,
+                marker="_",
+                s=260,
+                linewidths=2.5,
+                color="black",
+                zorder=3,
+                label=None if baseline_shown else "baseline",
             )
+            baseline_shown = True
     ax.set_xticks(range(len(names)), labels=names, rotation=25, ha="right", fontsize=9)
     ax.set_ylabel("DirErr % (95% CI)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=8, ncols=4, loc="upper left")
+    ax.set_ylim(0, 102)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: bars reach the top
     ax.grid(axis="y", alpha=0.3)
     ax.set_title(caption, fontsize=11, loc="left")
     return _png(fig)
@@ -295,6 +312,7 @@ def regression_lines(
     mark: tuple[str, str] | None,
     partial: Sequence[bool],
     title: str,
+    mean_label: str = "mean over cases",
 ) -> bytes:
     """Runs across (``ticks``), DirErr up, one panel per direction on shared axes: a thin line per case
     (``lines``: label -> case -> value per run), the mean over cases thick (hollow where the run is
@@ -302,7 +320,12 @@ def regression_lines(
     plt = _pyplot()
     n = len(ticks)
     fig, axes = plt.subplots(
-        len(PANEL_ORDER), 1, figsize=(max(6.5, 1.3 * n + 3), 7.8), sharex=True, sharey=True, layout="constrained"
+        len(PANEL_ORDER),
+        1,
+        figsize=(max(6.5, 1.3 * n + 3), 7.8),
+        sharex=True,
+        sharey=True,
+        layout="constrained",
     )
     xs = list(range(n))
     for ax, label in zip(axes, PANEL_ORDER, strict=True):
@@ -326,16 +349,34 @@ def regression_lines(
             if chosen:
                 top = max(range(len(py)), key=lambda i: py[i])
                 ax.annotate(
-                    case, (px[top], py[top]), xytext=(6, 6), textcoords="offset points", fontsize=8,
-                    color="#a00000", fontweight="bold",
+                    case,
+                    (px[top], py[top]),
+                    xytext=(6, 6),
+                    textcoords="offset points",
+                    fontsize=8,
+                    color="#a00000",
+                    fontweight="bold",
                 )
         mean = [(x, 100 * v, p) for x, v, p in zip(xs, means[label], partial, strict=True) if v is not None]
         if mean:
-            ax.plot([m[0] for m in mean], [m[1] for m in mean], color="#1f4e9a", linewidth=2.2, zorder=3,
-                    label="mean over cases")
+            ax.plot(
+                [m[0] for m in mean],
+                [m[1] for m in mean],
+                color="#1f4e9a",
+                linewidth=2.2,
+                zorder=3,
+                label=mean_label,
+            )
             for x, y, hollow in mean:
-                ax.plot(x, y, marker="o", markersize=7, zorder=5, color="#1f4e9a",
-                        markerfacecolor="white" if hollow else "#1f4e9a")
+                ax.plot(
+                    x,
+                    y,
+                    marker="o",
+                    markersize=7,
+                    zorder=5,
+                    color="#1f4e9a",
+                    markerfacecolor="white" if hollow else "#1f4e9a",
+                )
         ax.set_ylim(-3, 103)
         ax.set_ylabel(f"DirErr({label}) %", fontsize=9)
         ax.grid(alpha=0.3)

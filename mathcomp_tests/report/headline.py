@@ -21,7 +21,7 @@ STYLE = """<style>
 .mathcomp-verdict.passed {border-color: #1b7f3b; background: #f3fbf5}
 .mathcomp-verdict h2 {margin: 0 0 6px; font-size: 20px; color: #8a0018}
 .mathcomp-verdict.passed h2 {color: #14622d}
-.mathcomp-verdict h3 {margin: 12px 0 4px; font-size: 15px}
+.mathcomp-verdict h3 {margin: 12px 0 4px; font-size: 15px; color: #222}
 .mathcomp-verdict table {border-collapse: collapse; font-size: 13px; margin: 4px 0 8px}
 .mathcomp-verdict th, .mathcomp-verdict td {border: 1px solid #ccc; padding: 3px 8px; text-align: left;
   color: #222; background: #fff}

@@ -163,7 +163,13 @@ def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> li
                 worst,
             )
         )
-    return out
+    return _base_first(out)
+
+
+def _base_first(found: list[RunRow]) -> list[RunRow]:
+    """Groups in the order they first appear; in each, the base's runs first, then the rest, oldest first."""
+    groups = list(dict.fromkeys(r.group for r in found))
+    return sorted(found, key=lambda r: (groups.index(r.group), r.role != "base"))
 
 
 def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
@@ -176,7 +182,7 @@ def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
 
 def page_body(all_rows: Sequence[RunRow]) -> str:
     """Per group: the figure, then its table."""
-    parts = []
+    parts = [STYLE]
     for name in dict.fromkeys(r.group for r in all_rows):
         group = [r for r in all_rows if r.group == name]
         worst = _group_worst(group)
@@ -192,7 +198,8 @@ def page_body(all_rows: Sequence[RunRow]) -> str:
             str(label): {case: [r.cells.get((case, label)) for r in group] for case in _cases(group)}
             for label in LABELS
         }
-        means = {str(label): [r.metrics[f"DirErr({label})"] for r in group] for label in LABELS}
+        shared = [c for c in _cases(group) if all(any((c, y) in r.cells for y in LABELS) for r in group)]
+        means = {str(label): [_mean(r, shared, label) for r in group] for label in LABELS}
         mark = (worst[1].case, worst[1].label) if worst is not None else None
         parts.append(
             sections.figure_html(
@@ -203,15 +210,22 @@ def page_body(all_rows: Sequence[RunRow]) -> str:
                     mark,
                     [bool(r.partial) for r in group],
                     f"{name}: DirErr per case across runs",
+                    f"mean over the {len(shared)} cases every run has",
                 ),
                 f"history of {name}",
-                "One thin line per case, the mean over cases thick; the worst rise in red. "
-                "Hollow markers: a partial run (a subset of its selection). Oldest left.",
+                "One thin line per case; thick, the mean over the cases every run of the group has (so that "
+                "runs of other selections compare); the worst rise in red. Hollow markers: a partial run "
+                "(a subset of its selection). The base's runs first, then the runs compared with it, oldest first.",
             )
         )
         parts.append(_table(group))
         parts.append("</div>")
     return "".join(parts)
+
+
+def _mean(row: RunRow, cases: Sequence[str], label: str) -> float | None:
+    values = [v for c in cases if (v := row.cells.get((c, label))) is not None]
+    return sum(values) / len(values) if values else None
 
 
 def _cases(group: Sequence[RunRow]) -> list[str]:
@@ -235,8 +249,17 @@ def _table(group: Sequence[RunRow]) -> str:
         + "".join(
             f"<td>{escape(v)}</td>" for v in (r.run_id, r.model, r.role, r.selection, r.partial or "no")
         )
-        + "".join(f"<td>{percent(r.metrics[n])}</td>" for n in METRICS)
+        + "".join(f'<td class="num">{percent(r.metrics[n])}</td>' for n in METRICS)
         + f"<td>{escape(r.worst.text() if r.worst else 'n/a')}</td></tr>"
         for r in group
     )
-    return f'<div class="mathcomp-summary"><table><tr>{head}</tr>{body}</table></div>'
+    return f'<div class="mathcomp-history-table"><table><tr>{head}</tr>{body}</table></div>'
+
+
+STYLE = """<style>
+.mathcomp-history-table table {border-collapse: collapse; font-size: 13px; margin: 6px 0 24px}
+.mathcomp-history-table th, .mathcomp-history-table td {border: 1px solid #ccc; padding: 3px 8px;
+  text-align: left; color: #222; vertical-align: top}
+.mathcomp-history-table th {background: #f3f3f3}
+.mathcomp-history-table td.num {text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap}
+</style>"""
