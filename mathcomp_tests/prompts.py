@@ -201,6 +201,12 @@ def _read_toml(path: Path) -> dict:
             return tomllib.load(fh)
     except FileNotFoundError as exc:
         raise PromptConfigError(f"{path}: file not found") from exc
+    except IsADirectoryError as exc:
+        raise PromptConfigError(f"{path}: a folder, not a file; expected a TOML file") from exc
+    except OSError as exc:
+        raise PromptConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise PromptConfigError(f"{path}: not UTF-8 text; expected a TOML file") from exc
     except tomllib.TOMLDecodeError as exc:
         raise PromptConfigError(f"{path}: not valid TOML: {exc}") from exc
 

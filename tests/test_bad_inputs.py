@@ -71,6 +71,11 @@ def unknown_group(tmp: Path) -> tuple[tuple[str, ...], str]:
     return ("--model=medium", f"--model-config={path}"), f"--model-config {path} has the groups fast, slow"
 
 
+def binary_identities(tmp: Path) -> tuple[tuple[str, ...], str]:
+    path = binary(tmp / "identities.toml")
+    return (f"--identities-file={path}",), f"{path}: not UTF-8 text; expected a TOML file"
+
+
 def cache_dir_file(tmp: Path) -> tuple[tuple[str, ...], str]:
     path = tmp / "a-file"
     path.write_text("")
@@ -147,6 +152,7 @@ BAD: dict[str, Setup] = {
     "thresholds is a folder": thresholds_directory,
     "binary router config": binary_router,
     "router group the config lacks": unknown_group,
+    "binary identities file": binary_identities,
     "cache-dir is a file": cache_dir_file,
     "cache-dir cannot be made": cache_dir_unwritable,
     "cache-dir is read-only": cache_dir_read_only,
