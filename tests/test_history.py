@@ -45,26 +45,30 @@ def _write(reports: Path, run: dict) -> None:
 @pytest.fixture
 def reports(tmp_path: Path) -> Path:
     reports = tmp_path / "reports"
-    everything = dict(framings=FRAMINGS)
     _write(
         reports,
         summary(
-            _cases(compared=False), model=BASE, run_id="20261125-090000-base-aa11", base=None, **everything
+            _cases(compared=False),
+            model=BASE,
+            run_id="20261125-090000-base-aa11",
+            base=None,
+            framings=FRAMINGS,
         ),
     )
     _write(
-        reports, summary(_cases(0.33), model="hf:ft/worse", run_id="20261121-090000-worse-bb22", **everything)
+        reports,
+        summary(_cases(0.33), model="hf:ft/worse", run_id="20261121-090000-worse-bb22", framings=FRAMINGS),
     )
     limited = summary(
         _cases(0.02),
         model="hf:ft/limited",
         run_id="20261122-090000-limited-cc33",
         scenarios=100,
-        **everything,
+        framings=FRAMINGS,
     )
     _write(reports, limited)
     subset = summary(
-        _cases(0.0)[:4], model="hf:ft/subset", run_id="20261123-090000-subset-dd44", **everything
+        _cases(0.0)[:4], model="hf:ft/subset", run_id="20261123-090000-subset-dd44", framings=FRAMINGS
     )
     _write(reports, subset)
     _write(
@@ -87,7 +91,8 @@ def test_runs_are_grouped_by_their_base_with_the_worst_rise_named(reports: Path)
     worse = next(r for r in rows if "worse" in r.run_id)
     base = next(r for r in rows if r.role == "base")
     # The mean over 14 cases moved 2.4 points; one case rose 33.
-    assert worse.metrics["DirErr(less)"] - base.metrics["DirErr(less)"] == pytest.approx(0.33 / 14)
+    moved, was = worse.metrics["DirErr(less)"], base.metrics["DirErr(less)"]
+    assert moved is not None and was is not None and moved - was == pytest.approx(0.33 / 14)
     assert (
         worse.worst is not None
         and worse.worst.text() == "neutral-begin-std-one-word DirErr(less) +33.0 (p=0.0004)"
