@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from summaries import case, change, summary
@@ -46,26 +45,30 @@ def _write(reports: Path, run: dict) -> None:
 @pytest.fixture
 def reports(tmp_path: Path) -> Path:
     reports = tmp_path / "reports"
-    everything: dict[str, Any] = {"framings": FRAMINGS}
     _write(
         reports,
         summary(
-            _cases(compared=False), model=BASE, run_id="20261125-090000-base-aa11", base=None, **everything
+            _cases(compared=False),
+            model=BASE,
+            run_id="20261125-090000-base-aa11",
+            base=None,
+            framings=FRAMINGS,
         ),
     )
     _write(
-        reports, summary(_cases(0.33), model="hf:ft/worse", run_id="20261121-090000-worse-bb22", **everything)
+        reports,
+        summary(_cases(0.33), model="hf:ft/worse", run_id="20261121-090000-worse-bb22", framings=FRAMINGS),
     )
     limited = summary(
         _cases(0.02),
         model="hf:ft/limited",
         run_id="20261122-090000-limited-cc33",
         scenarios=100,
-        **everything,
+        framings=FRAMINGS,
     )
     _write(reports, limited)
     subset = summary(
-        _cases(0.0)[:4], model="hf:ft/subset", run_id="20261123-090000-subset-dd44", **everything
+        _cases(0.0)[:4], model="hf:ft/subset", run_id="20261123-090000-subset-dd44", framings=FRAMINGS
     )
     _write(reports, subset)
     _write(
@@ -88,9 +91,8 @@ def test_runs_are_grouped_by_their_base_with_the_worst_rise_named(reports: Path)
     worse = next(r for r in rows if "worse" in r.run_id)
     base = next(r for r in rows if r.role == "base")
     # The mean over 14 cases moved 2.4 points; one case rose 33.
-    worse_less, base_less = worse.metrics["DirErr(less)"], base.metrics["DirErr(less)"]
-    assert worse_less is not None and base_less is not None
-    assert worse_less - base_less == pytest.approx(0.33 / 14)
+    moved, was = worse.metrics["DirErr(less)"], base.metrics["DirErr(less)"]
+    assert moved is not None and was is not None and moved - was == pytest.approx(0.33 / 14)
     assert (
         worse.worst is not None
         and worse.worst.text() == "neutral-begin-std-one-word DirErr(less) +33.0 (p=0.0004)"

@@ -121,12 +121,18 @@ def test_the_page_opens_with_the_verdict_and_shows_figures_before_the_long_table
 
 def test_worst_cells_count_what_failed_or_changed_not_a_passing_unchanged_100_percent() -> None:
     shown, counted = pooled.worst_cells(_gate_run()["cases"])
-    assert counted == 5  # 2 cells over a ceiling, 2 rises over max_increase, 1 significant fall
-    assert shown[0] == "direct-less-end-std-one-word DirErr(less) 90.0% over its ceiling 35.0%"
+    assert counted == 4  # 2 cells over a ceiling (one of them also rose), 1 other rise, 1 significant fall
+    assert shown[0] == (
+        "direct-less-end-std-one-word DirErr(less) 90.0% over its ceiling 35.0%, "
+        "+12.0 points against the baseline (p=0.003) (over its max increase)"
+    ), "one entry per cell, with every reason"
     assert not any("direct-more" in s for s in shown)
-    assert any("+33.0 points against the baseline (p=0.0004), over its max increase" in s for s in shown)
+    assert shown[1:] == [
+        "neutral-begin-std-one-word DirErr(less) +33.0 points against the baseline (p=0.0004) (over its max increase)",
+        "direct-less-begin-std-one-word DirErr(less) 40.0% over its ceiling 35.0%",
+    ], "cells that fail their case, by how far they went (the fall comes after them)"
     header = _read(html.run_header_html(_gate_run())).text
-    assert "worst cells 5 failed or changed: " in header
+    assert "worst cells 4 failed or changed: " in header
     calm = summary([case("direct-more", dir_err={"more": 1.0}, ceiling=1.0)], base=None)
     assert "worst cells none failed or changed" in _read(html.run_header_html(calm)).text
 

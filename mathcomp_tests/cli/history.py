@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .command import check_output, fail, usage_error, write
 
-HELP = "every run's metrics across time, grouped by base: a table and a page"
+HELP = "each base's runs across time: a table and a page"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

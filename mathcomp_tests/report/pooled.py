@@ -30,12 +30,11 @@ def rates(cases: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
 def worst_cells(cases: Sequence[Mapping[str, Any]], n: int = 3) -> tuple[list[str], int]:
     """The ``n`` worst DirErr cells that failed or changed, described, and how many there are in all.
 
-    A cell counts when it is over its ceiling (the case fails on it) or changed significantly against the
-    baseline; failures come first, each kind largest first. A cell at 100% that passes and did not change
-    is not news and is left out.
+    A cell (a case and a label) counts once when it is over its ceiling or changed significantly against
+    the baseline; cells that fail their case come first, each kind by how far it went (over the ceiling,
+    or the change). A cell at 100% that passes and did not change is not news and is left out.
     """
-    failing: list[tuple[float, str]] = []
-    changed: list[tuple[float, str]] = []
+    found: list[tuple[bool, float, str]] = []
     for c in scored(cases):
         breaches = set(c.get("breaches") or [])
         comparison = c.get("baseline") or {}
@@ -43,21 +42,19 @@ def worst_cells(cases: Sequence[Mapping[str, Any]], n: int = 3) -> tuple[list[st
         for y in LABELS:
             value = c["scores"]["dir_err"].get(y)
             ceiling = c["ceilings"]["dir_err"][y]
-            name = f"{c['case']} DirErr({y})"
+            said, fails, size = [], False, 0.0
             if f"DirErr({y})" in breaches and value is not None:
-                over = f"{name} {100 * value:.1f}% over its ceiling {100 * ceiling:.1f}%"
-                failing.append((value - ceiling, over))
+                said.append(f"{100 * value:.1f}% over its ceiling {100 * ceiling:.1f}%")
+                fails, size = True, value - ceiling
             change = changes.get(y) or {}
             d = change.get("difference")
-            if d is None or not change.get("significant"):
-                continue
-            text = f"{name} {100 * d:+.1f} points against the baseline (p={change['p_value']:.2g})"
-            if change.get("breach"):
-                failing.append((d, text + ", over its max increase"))
-            else:
-                changed.append((abs(d), text))
-    ordered = [t for _, t in sorted(failing, key=lambda x: -x[0])]
-    ordered += [t for _, t in sorted(changed, key=lambda x: -x[0])]
+            if d is not None and change.get("significant"):
+                rose = " (over its max increase)" if change.get("breach") else ""
+                said.append(f"{100 * d:+.1f} points against the baseline (p={change['p_value']:.2g}){rose}")
+                fails, size = fails or bool(change.get("breach")), max(size, abs(d))
+            if said:
+                found.append((fails, size, f"{c['case']} DirErr({y}) " + ", ".join(said)))
+    ordered = [text for _, _, text in sorted(found, key=lambda f: (not f[0], -f[1]))]
     return ordered[:n], len(ordered)
 
 

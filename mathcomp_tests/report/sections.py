@@ -66,7 +66,10 @@ def run_figures_html(
         if base:
             caption += " Black bars: the baseline's answers on the same items."
         elif any(c.get("baseline") for c in cases):
-            caption += " The baseline's answers per item were not found beside this run (see its summary.json)."
+            caption += (
+                " This run alone: the baseline's answers per item are not in its folder (a --baseline-model "
+                "keeps none; a --baseline file that moved is not found)."
+            )
         parts.append(
             figure_html(
                 figures.category_bars(categories, "DirErr by scenario category, all cases pooled", base),
