@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -238,6 +239,24 @@ def test_soft_direrr_is_reported_for_a_served_model(vllm_model: Path, vllm_url: 
     for case in run.summary["cases"]:
         soft = case["scores"]["soft_dir_err"]
         assert soft is not None and all(0.0 <= soft[y] <= 1.0 for y in ("less", "more", "equal")), case
+
+
+def test_answers_are_keyed_by_the_weights_vllm_and_dtype_not_the_path(
+    vllm_model: Path, vllm_url: str, tmp_path: Path
+) -> None:
+    one = ("--framings=neutral", "--positions=end", "--limit=5", f"--thresholds={_loose(tmp_path)}")
+    first = run_suite(tmp_path, *_served(vllm_model, vllm_url), *one)
+    assert first.returncode == 0 and first.summary["prompts_sent"] == 5, first.output[-3000:]
+    elsewhere = tmp_path / "copy" / vllm_model.name
+    shutil.copytree(vllm_model, elsewhere)
+    moved = run_suite(
+        tmp_path, f"--model=vllm:{elsewhere}", f"--api-base={vllm_url}", "--vllm-dtype=float32", *one
+    )
+    assert moved.returncode == 0 and moved.summary["prompts_sent"] == 0, "the same weights spelled otherwise"
+    other = run_suite(
+        tmp_path, f"--model=vllm:{vllm_model}", f"--api-base={vllm_url}", "--vllm-dtype=bfloat16", *one
+    )
+    assert other.returncode == 0 and other.summary["prompts_sent"] == 5, "another dtype is another answer"
 
 
 def _descendants(pid: int) -> list[int]:

@@ -11,6 +11,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..formats import FORMATS
@@ -94,12 +95,17 @@ class CompletionsBackend:
         )
 
     def _served(self, names: tuple[str, ...]) -> dict[str, Any]:
-        """The server's /v1/models entry for the model ``names`` name (by id, or by root: what it loaded)."""
+        """The server's /v1/models entry for the model ``names`` name: by id, or by root (what it loaded),
+        else the one entry whose id or root ends in the same directory name (a copy of the model)."""
         listed = self._get_json(self.api_base + "/models").get("data") or []
         entries = [e for e in listed if isinstance(e, dict)]
         for entry in entries:
             if entry.get("id") in names or entry.get("root") in names:
                 return entry
+        tails = {PurePosixPath(n).name for n in names}  # the same model directory, copied elsewhere
+        alike = [e for e in entries if {PurePosixPath(str(e.get(k))).name for k in ("id", "root")} & tails]
+        if len(alike) == 1:
+            return alike[0]
         serves = ", ".join(str(e.get("root") or e.get("id")) for e in entries) or "nothing"
         raise BackendError(f"the server at {self.root} does not serve {names[0]}; it serves: {serves}")
 
