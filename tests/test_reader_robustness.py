@@ -101,3 +101,32 @@ def test_the_reported_brace_run_is_read_at_all() -> None:
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.split() == ["more", "more"]
+
+
+NO_LABEL = ("invalid: no label read", "invalid: no conclusion read")
+LONG_PROSE = {
+    '"A " * 100_000': NO_LABEL,
+    '"more " * 40_000 + "than Person B"': ("less", "less"),
+    '"x" + " " * 200_000 + "y"': NO_LABEL,
+    '"Answer" + " " * 200_000 + "x"': NO_LABEL,
+    '"the same" + " " * 200_000 + "x"': NO_LABEL,
+}
+"""Answers (as Python expressions) whose reading took time growing with the square of their length, and how
+one-word and CoT read them: slices of the answer for every name or comparison, regexes that backtrack over
+white space."""
+
+
+def test_one_word_and_cot_read_long_prose_at_all() -> None:
+    """Read in a child, so that a hang fails the test."""
+    code = textwrap.dedent(
+        f"""
+        from mathcomp_tests.scoring.answers import read
+        for text in [{", ".join(LONG_PROSE)}]:
+            readings = [read(text, fmt) for fmt in ("one-word", "cot")]
+            print(*(reading.label or reading.rule for reading in readings), sep="|")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert [tuple(line.split("|")) for line in done.stdout.splitlines()] == list(LONG_PROSE.values())
