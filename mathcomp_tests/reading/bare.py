@@ -9,7 +9,7 @@ from ..types import LABELS, Label
 from .outcome import Reading
 
 _SAME = ("same", "the same", "equally", "the same amount", "same amount")
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_OPEN_FENCE = re.compile(r"```[a-zA-Z]*\s*")
 _PREFIX = re.compile(
     r"^(?:(?:my|the)\s+)?(?:final\s+|correct\s+)?(?:answer|option|choice|label)\s*(?:is)?\s*[:=\-]?\s*",
     re.IGNORECASE,
@@ -26,7 +26,14 @@ _WORD_FIRST = re.compile(
 
 
 def unfence(text: str) -> str:
-    return _FENCE.sub("", text.strip()).strip()
+    """Without the fence around a code block: a leading "```lang" and a trailing "```"."""
+    s = text.strip()
+    opened = _OPEN_FENCE.match(s)
+    if opened is not None:
+        s = s[opened.end() :]
+    if s.endswith("```"):
+        s = s[:-3]
+    return s.strip()
 
 
 def clean(text: str) -> str:

@@ -8,7 +8,10 @@ and question-like clauses are refused: the reader never guesses.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
 
 from ..types import Label
 from .context import Persons
@@ -25,9 +28,9 @@ _EQUAL = re.compile(
     r"the same(?: total)?(?= amount| number| quantity| time| total|\s+as\b|\s*[.,;!]|\s*$))",
     re.IGNORECASE,
 )
-_NUMERIC_EQUALITY = re.compile(r"^\s*(?:to|=)\s*[\d$(]", re.IGNORECASE)
+_NUMERIC_EQUALITY = re.compile(r"\s*(?:to|=)\s*[\d$(]", re.IGNORECASE)
 _OBJECT_CUE = re.compile(r"\b(?:than|as|to|with|compared|versus|vs|relative|against)\b", re.IGNORECASE)
-_NUMBER_OBJECT = re.compile(r"^(?:\s+\w+){0,3}?\s+than\s+[\d$]", re.IGNORECASE)
+_NUMBER_OBJECT = re.compile(r"(?:\s+\w+){0,3}?\s+than\s+[\d$]", re.IGNORECASE)
 _BY = re.compile(r"\bby\s+(?:the\s+)?$", re.IGNORECASE)
 _BOTH = re.compile(r"\b(?:both|they|their|each|the two|totals|amounts)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|cannot|none|nothing)\b|n[’']t\b", re.IGNORECASE)
@@ -43,10 +46,15 @@ _QUESTION = re.compile(
 )
 _LETTER_PERSON = re.compile(r"(?<![\w)(])([AB])(?![\w)])")
 _LETTER_NEXT_OK = re.compile(
-    r"^(?:[’']s\b|\s*(?:[.,;:!]|$)|\s+(?:spends?|spent|does|did|has|had|is|was|uses?|used|takes?|took|"
+    r"(?:[’']s\b|\s*(?:[.,;:!]|$)|\s+(?:spends?|spent|does|did|has|had|is|was|uses?|used|takes?|took|"
     r"devotes?|puts?|invests?|needs?|works?|and|while|with)\b)"
 )
-_LETTER_PREV_OK = re.compile(r"\b(?:than|as|to|and|of|vs|versus|by|with|for|person)\s*$", re.IGNORECASE)
+_LETTER_WITH_NEXT = re.compile(_LETTER_PERSON.pattern + "(?=" + _LETTER_NEXT_OK.pattern + ")")
+_LETTER_PREV_OK = re.compile(r"\b(?:than|as|to|and|of|vs|versus|by|with|for|person)\s*", re.IGNORECASE)
+"""Where a match ends, a letter is a person ("than B"): one pass finds them all."""
+_WORD_RUN = re.compile(r"\w+")
+_LONGEST_CUE = 8
+"""The longest word `_OBJECT_CUE` looks for ("compared", "relative")."""
 
 
 @dataclass(frozen=True)
@@ -66,18 +74,23 @@ def mentions(text: str, persons: Persons) -> list[Mention]:
     found: list[Mention] = []
     lower = text.lower()
     for spelling, who in spellings:
-        for match in re.finditer(rf"(?<![\w]){re.escape(spelling)}(?![\w])", lower):
+        for match in _spelled(spelling).finditer(lower):
             if any(taken[match.start() : match.end()]):
                 continue
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
             found.append(Mention(match.start(), match.end(), who))
-    for match in _LETTER_PERSON.finditer(text):
-        if any(taken[match.start() : match.end()]):
-            continue
-        after, before = text[match.end() :], text[: match.start()]
-        if _LETTER_NEXT_OK.match(after) or _LETTER_PREV_OK.search(before):
-            found.append(Mention(match.start(), match.end(), match.group(1).lower()))
+    letters = {m.start() for m in _LETTER_WITH_NEXT.finditer(text)}
+    letters.update(m.end() for m in _LETTER_PREV_OK.finditer(text))
+    for start in sorted(letters):
+        letter = _LETTER_PERSON.match(text, start)
+        if letter is not None and not any(taken[start : letter.end()]):
+            found.append(Mention(start, letter.end(), letter.group(1).lower()))
     return sorted(found, key=lambda m: m.start)
+
+
+@lru_cache(maxsize=256)
+def _spelled(spelling: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w]){re.escape(spelling)}(?![\w])")
 
 
 def read_clause(clause: str, persons: Persons, answer_slot: bool = False) -> Reading | None:
@@ -93,7 +106,8 @@ def read_clause(clause: str, persons: Persons, answer_slot: bool = False) -> Rea
     comparisons += [(m.start(), m.end(), "equal") for m in _EQUAL.finditer(clause)]
     if not comparisons:
         return None
-    if found or answer_slot or _BOTH.search(clause):
+    both = _BOTH.search(clause) is not None
+    if found or answer_slot or both:
         if _NEGATION.search(clause):
             return Reading.invalid("negated")
         if _HEDGE.search(clause):
@@ -101,8 +115,9 @@ def read_clause(clause: str, persons: Persons, answer_slot: bool = False) -> Rea
         if _QUESTION.search(clause):
             return None
     labels: dict[Label, str] = {}
+    index = _Index(clause, found, both)
     for start, end, label in sorted(comparisons):
-        decided = _direction(clause, found, start, end, label)
+        decided = index.direction(start, end, label)
         if decided is not None:
             labels.setdefault(decided[0], decided[1])
     if len(labels) > 1:
@@ -113,35 +128,98 @@ def read_clause(clause: str, persons: Persons, answer_slot: bool = False) -> Rea
     return None
 
 
-def _direction(
-    clause: str, found: list[Mention], start: int, end: int, label: Label
-) -> tuple[Label, str] | None:
-    before = [m for m in found if m.end <= start]
-    after = [m for m in found if m.start >= end]
-    subject = before[-1].who if before else None
-    obj = None
-    if after and _OBJECT_CUE.search(clause[end : after[0].start]):
-        obj = after[0].who
-    if subject is None and after and _BY.search(clause[: after[0].start]):
-        subject = after[0].who  # "more time is spent by Person B than Person A"
-        obj = after[1].who if len(after) > 1 else None
-    if label != "equal" and _NUMBER_OBJECT.match(clause[end:]):
-        return None  # "45, which is 15 more than 30": numbers compared, not the persons
-    if label == "equal":
-        if _NUMERIC_EQUALITY.match(clause[end:]):
+class _Index:
+    """What `direction` asks of a clause, answered without rescanning it for each comparison (a clause
+    may hold thousands): the mentions by position, the cue words, the runs of word characters."""
+
+    def __init__(self, clause: str, found: list[Mention], both: bool) -> None:
+        self.clause, self.found, self.both = clause, found, both
+        self.starts = [m.start for m in found]
+        self.least_end_from = list(accumulate((m.end for m in reversed(found)), min))[::-1]
+        """least_end_from[i]: the smallest end among found[i:], rising with i."""
+        cues = list(_OBJECT_CUE.finditer(clause))
+        self.cue_starts, self.cue_ends = [m.start() for m in cues], [m.end() for m in cues]
+        self._runs: tuple[list[int], list[int]] | None = None
+        self._by: dict[int, bool] = {}
+
+    def direction(self, start: int, end: int, label: Label) -> tuple[Label, str] | None:
+        clause, found = self.clause, self.found
+        last = bisect_right(self.least_end_from, start) - 1
+        subject = found[last].who if last >= 0 else None  # the last mention ending before the comparison
+        first = bisect_left(self.starts, end)
+        after = found[first : first + 2]
+        obj = None
+        if after and self.cue_between(end, after[0].start):
+            obj = after[0].who
+        if subject is None and after and self.by_before(after[0].start):
+            subject = after[0].who  # "more time is spent by Person B than Person A"
+            obj = after[1].who if len(after) > 1 else None
+        if label != "equal" and _NUMBER_OBJECT.match(clause, end):
+            return None  # "45, which is 15 more than 30": numbers compared, not the persons
+        if label == "equal":
+            if _NUMERIC_EQUALITY.match(clause, end):
+                return None
+            if subject or obj or self.both:
+                return "equal", "comparison: the same for both"
             return None
-        if subject or obj or _BOTH.search(clause):
-            return "equal", "comparison: the same for both"
-        return None
-    if subject is not None and obj is not None and subject == obj:
-        return None
-    if subject is None and obj is not None:
-        subject = "a" if obj == "b" else "b"
-    if subject is None:
-        return None
-    if subject == "b":
-        return label, "comparison: Person B is the subject"
-    return ("less" if label == "more" else "more"), "comparison: Person A is the subject"
+        if subject is not None and obj is not None and subject == obj:
+            return None
+        if subject is None and obj is not None:
+            subject = "a" if obj == "b" else "b"
+        if subject is None:
+            return None
+        if subject == "b":
+            return label, "comparison: Person B is the subject"
+        return ("less" if label == "more" else "more"), "comparison: Person A is the subject"
+
+    def cue_between(self, start: int, end: int) -> bool:
+        """Whether `_OBJECT_CUE` finds a cue in ``clause[start:end]``: a cue word of the whole clause lying
+        inside, or a word the slice cuts at either edge that reads as one there."""
+        if start >= end:
+            return False
+        i = bisect_left(self.cue_starts, start)
+        if i < len(self.cue_starts) and self.cue_ends[i] <= end:
+            return True
+        return any(
+            self._cue_word(max(a, start), min(b, end))
+            for a, b in (self._run_at(start), self._run_at(end - 1))
+            if a < start or b > end
+        )
+
+    def _cue_word(self, start: int, end: int) -> bool:
+        return 0 < end - start <= _LONGEST_CUE and _OBJECT_CUE.fullmatch(self.clause[start:end]) is not None
+
+    def _run_at(self, position: int) -> tuple[int, int]:
+        """The run of word characters holding ``position``; an empty one where there is none."""
+        if self._runs is None:
+            runs = list(_WORD_RUN.finditer(self.clause))
+            self._runs = [m.start() for m in runs], [m.end() for m in runs]
+        starts, ends = self._runs
+        i = bisect_right(starts, position) - 1
+        if i >= 0 and ends[i] > position:
+            return starts[i], ends[i]
+        return position, position
+
+    def by_before(self, end: int) -> bool:
+        """Whether ``clause[:end]`` ends with "by (the) " (`_BY`), looking back only as far as it can reach."""
+        end = min(end, len(self.clause))
+        if end not in self._by:
+            reach = _space_before(self.clause, end)
+            reach = _space_before(self.clause, max(reach - 3, 0)) - 2
+            self._by[end] = _BY.search(self.clause, max(reach, 0), end) is not None
+        return self._by[end]
+
+
+def _space_before(text: str, end: int) -> int:
+    """Where the run of white space ending at ``end`` starts (``end`` when there is none)."""
+    step, position = 64, end
+    while position > 0:
+        low = max(position - step, 0)
+        kept = text[low:position].rstrip()
+        if kept:
+            return low + len(kept)
+        position, step = low, step * 2
+    return 0
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")

@@ -14,7 +14,7 @@ from .outcome import Reading
 
 _MARKER = re.compile(
     r"(?:\b(?:the\s+)?(?:final\s+|correct\s+)?(?:answer|option|choice)\s+(?:is|would be|will be)\b\s*:?"
-    r"|\b(?:final\s+answer|final|answer|conclusion|result|verdict)\s*\**\s*[:=]"
+    r"|\b(?:final\s+answer|final|answer|conclusion|result|verdict)\s*(?:\*+\s*)?[:=]"
     r"|\b(?:in conclusion|in summary|to summari[sz]e|therefore|thus|hence|consequently|overall|so)\b[,:]?)",
     re.IGNORECASE,
 )

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import ast
-import json
-import re
-from collections.abc import Iterator
-
 from . import one_word
 from .bare import unfence
 from .context import Context
+from .objects import objects as _objects
 from .outcome import Reading
 
 ANSWER_KEYS = ("answer", "final_answer", "final answer")
@@ -30,43 +26,18 @@ def read(text: str, context: Context) -> Reading:
     return Reading(reading.label, f"json answer field: {reading.rule}")
 
 
-def _answer_values(obj: object) -> Iterator[object]:
-    """`answer` values of an object and of the objects nested in it, outermost last."""
-    if isinstance(obj, dict):
-        for value in obj.values():
+def _answer_values(obj: dict) -> list[object]:
+    """`answer` values of an object and of the objects nested in it, outermost last (without recursion:
+    an answer may nest deeper than Python's stack)."""
+    found: list[object] = []
+    stack = [(obj, iter(obj.values()))]
+    while stack:
+        current, values = stack[-1]
+        for value in values:
             if isinstance(value, dict):
-                yield from _answer_values(value)
-        for key, value in obj.items():
-            if str(key).strip().lower() in ANSWER_KEYS:
-                yield value
-
-
-def _objects(text: str) -> Iterator[dict]:
-    """Every top-level JSON (or Python-literal) object in the text, in order."""
-    decoder = json.JSONDecoder()
-    position = 0
-    while True:
-        start = text.find("{", position)
-        if start < 0:
-            return
-        try:
-            obj, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            obj, end = _python_literal(text, start)
-        if isinstance(obj, dict):
-            yield obj
-            position = end
+                stack.append((value, iter(value.values())))
+                break
         else:
-            position = start + 1
-
-
-def _python_literal(text: str, start: int) -> tuple[object, int]:
-    """`{'answer': 'more'}` (single quotes) is still a readable answer; braces may occur inside strings."""
-    for end in (m.end() for m in re.finditer(r"\}", text[start:])):
-        try:
-            value = ast.literal_eval(text[start : start + end])
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            return value, start + end
-    return None, start + 1
+            stack.pop()
+            found += [v for k, v in current.items() if isinstance(k, str) and k.strip().lower() in ANSWER_KEYS]
+    return found
