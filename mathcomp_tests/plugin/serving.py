@@ -33,7 +33,7 @@ def served(config: pytest.Config, settings: Settings) -> Settings:
     if workerinput is not None:
         pairs = tuple((str(name), str(url)) for name, url in workerinput.get(WORKERINPUT, ()))
         return _with_servers(settings, pairs) if pairs else settings
-    spec = resolve(settings.model)
+    spec = resolve(settings.model, config=settings.backend.model_config)
     if spec.kind != "vllm" or settings.backend.api_base or config.option.collectonly:
         return settings
     from ..backends.vllm import serve
