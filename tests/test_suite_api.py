@@ -75,5 +75,5 @@ def test_a_server_that_fails_every_request_gives_errors_not_wrong_answers(tmp_pa
         )
     assert run.returncode == 1
     case = run.summary["cases"][0]
-    assert case["scores"]["error_rate"] == 1.0 and case["breaches"] == ["error_rate"]
+    assert case["scores"]["error_rate"] == 1.0 and case["breaches"] == ["nothing scored", "error_rate"]
     assert all(r["status"] == "error" and r["error"] for r in run.records)

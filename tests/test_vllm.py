@@ -90,10 +90,12 @@ def _served(model: Path, url: str) -> tuple[str, ...]:
     return (f"--model=vllm:{model}", f"--api-base={url}", "--vllm-dtype=float32")
 
 
-def _loose(tmp_path: Path) -> Path:
+def _loose(tmp_path: Path) -> tuple[str, str]:
+    """Ceilings no answer breaches, and no conftest.py: these runs measure the engine, so nothing but a
+    failed request fails them (the repository's own conftest check fails a demo model under [default])."""
     path = tmp_path / "loose.toml"
     path.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
-    return path
+    return (f"--thresholds={path}", "--noconftest")
 
 
 def _requests_done(url: str) -> float:
@@ -163,7 +165,7 @@ def test_greedy_answers_agree_with_hf_and_a_rerun_is_answered_from_the_cache(
     vllm_model: Path, vllm_url: str, tmp_path: Path
 ) -> None:
     """The default matrix (7 framings x 2 positions x every scenario), greedy, fp32 on both sides."""
-    args = (*_served(vllm_model, vllm_url), f"--thresholds={_loose(tmp_path)}")
+    args = (*_served(vllm_model, vllm_url), *_loose(tmp_path))
     served = run_suite(tmp_path / "vllm", *args, timeout=1800)
     assert served.returncode == 0, served.output[-3000:]
     matrix = len(FRAMINGS) * len(POSITIONS) * 300
@@ -180,7 +182,7 @@ def test_greedy_answers_agree_with_hf_and_a_rerun_is_answered_from_the_cache(
         f"--model=hf:{vllm_model}",
         "--device=cpu",
         "--batch-size=256",
-        f"--thresholds={_loose(tmp_path)}",
+        *_loose(tmp_path),
         timeout=3600,
     )
     assert local.returncode == 0, local.output[-3000:]
@@ -233,7 +235,7 @@ def test_soft_direrr_is_reported_for_a_served_model(vllm_model: Path, vllm_url: 
         "--framings=neutral",
         "--positions=end",
         "--limit=30",
-        f"--thresholds={_loose(tmp_path)}",
+        *_loose(tmp_path),
     )
     assert run.returncode == 0, run.output[-3000:]
     for case in run.summary["cases"]:
@@ -244,7 +246,7 @@ def test_soft_direrr_is_reported_for_a_served_model(vllm_model: Path, vllm_url: 
 def test_answers_are_keyed_by_the_weights_vllm_and_dtype_not_the_path(
     vllm_model: Path, vllm_url: str, tmp_path: Path
 ) -> None:
-    one = ("--framings=neutral", "--positions=end", "--limit=5", f"--thresholds={_loose(tmp_path)}")
+    one = ("--framings=neutral", "--positions=end", "--limit=5", *_loose(tmp_path))
     first = run_suite(tmp_path, *_served(vllm_model, vllm_url), *one)
     assert first.returncode == 0 and first.summary["prompts_sent"] == 5, first.output[-3000:]
     elsewhere = tmp_path / "copy" / vllm_model.name
@@ -289,7 +291,7 @@ def _own_server_run(tmp_path: Path, model: Path, *extra: str) -> tuple[subproces
         f"--reports-dir={tmp_path / 'reports'}",
     ]
     command += [f"--cache-dir={tmp_path / 'cache'}", f"--model=vllm:{model}", f"--vllm-python={VLLM_PYTHON}"]
-    command += ["--vllm-dtype=float32", f"--thresholds={_loose(tmp_path)}", *extra]
+    command += ["--vllm-dtype=float32", *_loose(tmp_path), *extra]
     log = tmp_path / "run.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -361,7 +363,7 @@ def test_a_vllm_server_killed_mid_run_ends_the_run_within_30_s(
     kept = cached_rows(cache)
     assert kept >= 1
 
-    rerun = run_suite(tmp_path, *_served(vllm_model, vllm_url), *extra, f"--thresholds={_loose(tmp_path)}")
+    rerun = run_suite(tmp_path, *_served(vllm_model, vllm_url), *extra, *_loose(tmp_path))
     assert rerun.returncode == 0, rerun.output[-3000:]
     assert rerun.summary["prompts_sent"] == 3 * 300 - kept, "everything answered before the kill was kept"
 
