@@ -1,6 +1,6 @@
 """API fan-out against a local OpenAI-compatible server with a fixed latency: ``python -m benchmarks.api_concurrency``.
 
-1,000 prompts against a server that answers each in 100 ms (tests/fault_server.py, in its own process
+1,000 prompts against a server that answers each in 100 ms (tests/helpers/fault_server.py, in its own process
 so that it does not compete with the client for the interpreter), at concurrency 1, 16 and 100; the
 ideal is latency x prompts / concurrency. At concurrency 1 the ideal is 100 s, so ``--serial-prompts``
 (200) are sent and the time is scaled to 1,000 (the per-request cost is constant at concurrency 1).
@@ -68,7 +68,7 @@ def build_prompts() -> list[Prompt]:
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     command = [
         sys.executable,
-        str(REPO / "tests" / "fault_server.py"),
+        str(REPO / "tests" / "helpers" / "fault_server.py"),
         f"--latency={latency}",
         "--lifetime=900",
     ]

@@ -1,6 +1,6 @@
 """What the installed plugin costs a project that does not use it: ``.venv/bin/python -m benchmarks.plugin_startup``.
 
-Builds the wheel, makes two virtualenvs with the same dependencies (see tests/wheel_env.py), one with the
+Builds the wheel, makes two virtualenvs with the same dependencies (see tests/helpers/wheel_env.py), one with the
 wheel installed and one without, and times ``python -m pytest`` on an unrelated test file in each,
 interleaved, ``--runs`` times. Also times the import of what the entry point loads,
 ``mathcomp_tests.pytest_plugin``, and of the full plugin a suite run loads (``-X importtime``).
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / "reports" / "benchmarks"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from wheel_env import build_wheel, clean_env, isolated_venv  # noqa: E402
+from helpers.wheel_env import build_wheel, clean_env, isolated_venv  # noqa: E402
 
 UNRELATED = "\n".join(
     ["import pytest", ""]

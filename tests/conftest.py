@@ -19,8 +19,8 @@ from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-from servers import transformers_serve  # noqa: E402
-from suite_runner import REPO  # noqa: E402
+from helpers.servers import transformers_serve  # noqa: E402
+from helpers.suite_runner import REPO  # noqa: E402
 
 pytest_plugins = ["pytester"]
 

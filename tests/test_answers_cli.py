@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from suite_runner import REPO
+from helpers.suite_runner import REPO
 
 
 def cli(stdin: str, *args: str) -> subprocess.CompletedProcess[str]:

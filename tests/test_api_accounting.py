@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from fault_server import FaultServer
-from suite_runner import REPO
+from helpers.fault_server import FaultServer
+from helpers.suite_runner import REPO
 
 from mathcomp_tests.backends.api import APIBackend
 from mathcomp_tests.data.scenarios import load

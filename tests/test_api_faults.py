@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from fault_server import OK, Fault, FaultServer
-from suite_runner import run_suite
+from helpers.fault_server import OK, Fault, FaultServer
+from helpers.suite_runner import run_suite
 
 RETRY_AFTER = 2
 NUM_RETRIES = 1

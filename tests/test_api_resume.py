@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from fault_server import OK, Fault, FaultServer, always_ok
-from suite_runner import REPO, run_suite
+from helpers.fault_server import OK, Fault, FaultServer, always_ok
+from helpers.suite_runner import REPO, run_suite
 
 PROMPTS = 16
 HALF = PROMPTS // 2

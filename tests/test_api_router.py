@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServer
-from suite_runner import run_suite
+from helpers.fault_server import FaultServer
+from helpers.suite_runner import run_suite
 
 from mathcomp_tests.backends import router
 from mathcomp_tests.backends.base import BackendError

@@ -6,8 +6,8 @@ import secrets
 from pathlib import Path
 
 import pytest
-from fault_server import OK, Fault, FaultServer
-from suite_runner import run_suite
+from helpers.fault_server import OK, Fault, FaultServer
+from helpers.suite_runner import run_suite
 
 
 def test_a_planted_key_is_sent_but_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

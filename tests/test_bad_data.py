@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 
 import pytest
-from suite_runner import run_suite
+from helpers.suite_runner import run_suite
 
 from mathcomp_tests.cli import main
 from mathcomp_tests.data import audit, datasets

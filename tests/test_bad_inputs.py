@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_server import Fault, FaultServer
-from suite_runner import REPO, SuiteRun, run_suite
+from helpers.fault_server import Fault, FaultServer
+from helpers.suite_runner import REPO, SuiteRun, run_suite
 
 from mathcomp_tests.backends.cache import ResponseCache, Row
 from mathcomp_tests.records import items, results

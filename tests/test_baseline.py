@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from suite_runner import run_suite
+from helpers.suite_runner import run_suite
 
 from mathcomp_tests.scoring import baseline, paired
 from mathcomp_tests.scoring.baseline import BaselineError, Fingerprint

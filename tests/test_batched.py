@@ -1,6 +1,6 @@
 """Batched /v1/completions (--api-batching=completions) against a real local server we control.
 
-The server (tests/fault_server.py) answers lists of prompts as vLLM does and misbehaves on a schedule;
+The server (tests/helpers/fault_server.py) answers lists of prompts as vLLM does and misbehaves on a schedule;
 the prompts are rendered by the demo model's own tokenizer (the server lists its directory as `root`).
 The same path against a real vLLM is in test_vllm.py.
 """
@@ -16,8 +16,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from fault_server import OK, Fault, FaultServer
-from suite_runner import REPO, run_suite
+from helpers.fault_server import OK, Fault, FaultServer
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models, tokens

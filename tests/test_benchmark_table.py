@@ -142,3 +142,34 @@ def test_the_vllm_row_sets_the_batched_client_against_the_offline_engine() -> No
     assert "offline LLM.generate 140 prompts/s" in row[2] and "0.90x offline, 0.093 ms client CPU/prompt" in row[2]
     assert "Router 20 prompts/s = 0.14x, 6.10 ms CPU/prompt (1,000 prompts)" in row[2]
     assert "goals: 0.8x met, <0.3 ms met" in row[2]
+
+
+def _shape(first: float, last: float, seconds: float) -> dict[str, Any]:
+    return {
+        "us_per_1000_chars": {"2000": first, "512000": last},
+        "seconds_longest": seconds,
+        "growth": round(last / first, 2),
+    }
+
+
+READERS = {
+    "sizes": [2000, 512000],
+    "goal_growth": 3.0,
+    "goal_met": False,
+    "readers": {
+        "json": {
+            "worst_growth": 1.4,
+            "shapes": {"bracket run": _shape(50, 70, 0.0358), "braces then an object": _shape(90, 99, 0.05)},
+        },
+        "cot": {"worst_growth": 4.0, "shapes": {"prose naming both persons": _shape(10, 40, 0.02)}},
+    },
+}
+
+
+def test_the_reader_row_names_each_readers_worst_shape_and_the_goal() -> None:
+    entry = {"returncode": 0, "load_before": [1.0, 1, 1], "load_after": [1.0, 1, 1], "result": READERS}
+    (row,) = table.rows(results(reader_speed=entry))
+    assert "from 2,000 to 512,000-character answers" in row[0]
+    assert "json: at most 1.4x (bracket run: 50 → 70 µs per 1,000 chars, 0.04 s for the longest)" in row[2]
+    assert "cot: at most 4.0x (prose naming both persons" in row[2]
+    assert "goal growth under 3x: not met" in row[2]

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite_runner import REPO
+from helpers.suite_runner import REPO
 
 from mathcomp_tests.backends.base import OnResponse
 from mathcomp_tests.backends.cache import CachedBackend, ResponseCache

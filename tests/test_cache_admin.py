@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 
 def cache_cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -8,8 +8,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from fault_server import FaultServer
-from suite_runner import REPO, run_suite
+from helpers.fault_server import FaultServer
+from helpers.suite_runner import REPO, run_suite
 
 ONE_CASE = ("--framings=neutral", "--positions=end")
 

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO
+from helpers.suite_runner import REPO
 
 from mathcomp_tests.data import checked, datasets, scenarios
 from mathcomp_tests.data.scenarios import DatasetError

@@ -18,7 +18,7 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import REPO, SuiteRun, run_suite
 
 from mathcomp_tests.backends.cache import ResponseCache, Row
 from mathcomp_tests.cli import main

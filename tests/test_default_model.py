@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.hf import HFBackend, fingerprint
 from mathcomp_tests.data.equations import compare, evaluate

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO
+from helpers.suite_runner import REPO
 
 from training import finetune
 from training.train_default import weights_digest

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 DEMO = "hf:fixtures/models/mathcomp-tiny"
 

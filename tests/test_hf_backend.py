@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import torch
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.base import BackendError
 from mathcomp_tests.backends.hf import HFBackend, pick_device, pick_dtype

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from summaries import case, change, summary
+from helpers.summaries import case, change, summary
 
 from mathcomp_tests.cli import main
 from mathcomp_tests.report.standalone import history

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 WORKFLOW = REPO / ".github" / "workflows" / "nightly.yml"
 SELECTION = "--limit=30 --framings=neutral,direct-more --positions=end"

@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from wheel_env import REPO, build_wheel, clean_env, isolated_venv
+from helpers.wheel_env import REPO, build_wheel, clean_env, isolated_venv
 
 from mathcomp_tests.backends.hf import fingerprint
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO
+from helpers.suite_runner import REPO
 
 # The demo model with no cache: loading it and answering 10 prompts outlasts the bar's 1 s delay.
 ARGS = ("--framings=neutral", "--positions=begin", "--limit=10", "--no-cache", "-p", "no:cacheprovider")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import sympy
-from suite_runner import REPO
+from helpers.suite_runner import REPO
 
 from mathcomp_tests import prompts
 from mathcomp_tests.backends.base import OnResponse

@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from suite_runner import REPO
+from helpers.suite_runner import REPO
 
 from mathcomp_tests.formats import read_response as parse
 from mathcomp_tests.types import Prediction, Response

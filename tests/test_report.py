@@ -131,7 +131,7 @@ def test_importing_the_plugin_does_not_import_matplotlib() -> None:
     import subprocess
     import sys
 
-    from suite_runner import REPO
+    from helpers.suite_runner import REPO
 
     code = "import sys, mathcomp_tests.plugin; print(sorted(m for m in ('matplotlib', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
@@ -147,7 +147,7 @@ def _white(image: Any) -> int:
 
 
 def test_the_fails_frame_shows_on_a_near_black_cell() -> None:
-    from summaries import case
+    from helpers.summaries import case
 
     from mathcomp_tests.report import figures, sections
 
@@ -160,7 +160,7 @@ def test_the_fails_frame_shows_on_a_near_black_cell() -> None:
 
 
 def test_the_change_map_frames_a_breach_thickly_and_a_significant_fall_thinly() -> None:
-    from summaries import case, change
+    from helpers.summaries import case, change
 
     from mathcomp_tests.report import figures, sections
 

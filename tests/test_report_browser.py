@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import chromium, dump_dom, screenshot
-from fault_server import OK, Fault, FaultServer
-from suite_runner import SuiteRun, run_suite
+from helpers.browser import chromium, dump_dom, screenshot
+from helpers.fault_server import OK, Fault, FaultServer
+from helpers.suite_runner import SuiteRun, run_suite
 
 HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
 TITLE = "MathComp framing-bias report"

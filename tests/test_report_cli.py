@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import REPO, SuiteRun, run_suite
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

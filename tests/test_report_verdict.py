@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from summaries import case, change, summary
+from helpers.summaries import case, change, summary
 
 from mathcomp_tests.report import html, page, pooled
 from mathcomp_tests.report.headline import verdict_html

@@ -6,7 +6,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from suite_runner import run_suite
+from helpers.suite_runner import run_suite
 
 TWO_CASES = ("--limit=3", "--framings=neutral,direct-more", "--positions=end")
 

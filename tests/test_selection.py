@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.suite_selection import SUITE_DIR, selects_suite
 

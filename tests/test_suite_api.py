@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servers import transformers_serve
-from suite_runner import REPO, run_suite
+from helpers.servers import transformers_serve
+from helpers.suite_runner import REPO, run_suite
 
 
 def _permissive(tmp_path: Path, model: str) -> Path:
@@ -61,7 +61,7 @@ def test_rerun_is_answered_from_the_cache_and_a_gone_server_is_one_usage_error(
 
 
 def test_a_server_that_fails_every_request_gives_errors_not_wrong_answers(tmp_path: Path) -> None:
-    from fault_server import Fault, FaultServer
+    from helpers.fault_server import Fault, FaultServer
 
     with FaultServer(schedule=lambda index, attempt: Fault("server-error")).running() as server:
         run = run_suite(

@@ -9,7 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import REPO, SuiteRun, run_suite
 
 
 def generated(run: SuiteRun) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.hf import HFBackend, fingerprint
 from mathcomp_tests.data.scenarios import load

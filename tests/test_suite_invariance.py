@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from suite_runner import run_suite
+from helpers.suite_runner import run_suite
 
 STRICT = """
 # DirErr is not the point here (the demo model's ceilings are another file's business): only invariance gates.

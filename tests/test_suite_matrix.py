@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 
 def collect(tmp_path: Path, *args: str) -> list[str]:

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers import transformers_serve
-from suite_runner import REPO, run_suite
+from helpers.servers import transformers_serve
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.protocols import PROTOCOLS
 

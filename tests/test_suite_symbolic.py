@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from report_reader import read_report
-from suite_runner import REPO, run_suite
+from helpers.report_reader import read_report
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.data.scenarios import load
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from suite_runner import run_suite
+from helpers.suite_runner import run_suite
 
 from mathcomp_tests.plugin.terminal import chance_notes
 

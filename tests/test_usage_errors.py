@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from servers import free_port
-from suite_runner import REPO, run_suite
+from helpers.servers import free_port
+from helpers.suite_runner import REPO, run_suite
 
 ONE_CASE = ("--limit=2", "--framings=neutral", "--positions=end")
 
@@ -27,28 +27,43 @@ CASES = {
         ("--model=openai/m", "--model-config=/nonexistent/router.yaml"),
         "cannot read --model-config /nonexistent/router.yaml",
     ),
-    "zero new tokens": (
-        ("--model=symbolic", "--max-new-tokens=0"),
-        "--max-new-tokens=0: expected a number at least 1",
-    ),
-    "zero batch": (("--model=symbolic", "--batch-size=0"), "--batch-size=0: expected a number at least 1"),
-    "zero concurrency": (("--model=symbolic", "--max-concurrency=0"), "--max-concurrency=0"),
-    "error rate above one": (
-        ("--model=symbolic", "--max-error-rate=2"),
-        "--max-error-rate=2.0: expected a number between 0 and 1",
-    ),
-    "negative retries": (("--model=symbolic", "--num-retries=-1"), "--num-retries=-1"),
 }
+
+OUT_OF_RANGE = {
+    "zero new tokens": ("--max-new-tokens=0", "--max-new-tokens=0: expected a number at least 1"),
+    "zero batch": ("--batch-size=0", "--batch-size=0: expected a number at least 1"),
+    "zero concurrency": ("--max-concurrency=0", "--max-concurrency=0"),
+    "error rate above one": ("--max-error-rate=2", "--max-error-rate=2.0: expected a number between 0 and 1"),
+    "negative retries": ("--num-retries=-1", "--num-retries=-1"),
+}
+"""Numbers the options refuse, on the symbolic reference: checked in-process (the plugin's wiring)."""
+
+
+def _one_usage_error(output: str, expected: str) -> None:
+    assert expected in output, output
+    assert "Traceback" not in output and "passed" not in output and "failed" not in output
+    assert output.count("ERROR:") == 1, output
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_bad_configuration_is_one_usage_error_before_any_case(tmp_path: Path, name: str) -> None:
+    """Models and devices that cannot work, as a user meets them: pytest started from the repository."""
     args, expected = CASES[name]
     run = run_suite(tmp_path, *args, *ONE_CASE)
     assert run.returncode == 4, run.output  # pytest's exit code for a usage error
-    assert expected in run.output
-    assert "Traceback" not in run.output and "passed" not in run.output and "failed" not in run.output
-    assert run.output.count("ERROR:") == 1
+    _one_usage_error(run.output, expected)
+
+
+@pytest.mark.parametrize("name", list(OUT_OF_RANGE))
+def test_a_number_out_of_range_is_one_usage_error_before_any_case(pytester: pytest.Pytester, name: str) -> None:
+    option, expected = OUT_OF_RANGE[name]
+    result = pytester.runpytest_inprocess(
+        "-p", "mathcomp_tests.pytest_plugin", "--pyargs", "mathcomp_tests.suite",
+        f"--cache-dir={pytester.path / 'cache'}", f"--reports-dir={pytester.path / 'reports'}",
+        "--model=symbolic", option, *ONE_CASE,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    _one_usage_error(result.stdout.str() + result.stderr.str(), expected)
 
 
 def test_an_unreachable_server_is_named_once(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from suite_runner import REPO
+from helpers.suite_runner import REPO
 
 from mathcomp_tests.cli import main
 from mathcomp_tests.paths import PACKAGE

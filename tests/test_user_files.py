@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from suite_runner import run_suite
+from helpers.suite_runner import run_suite
 
 from mathcomp_tests.paths import default_thresholds
 from mathcomp_tests.plugin.options import thresholds_path

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import REPO, SuiteRun, run_suite
 from test_batched import cached_rows
 
 from mathcomp_tests import prompts as prompt_sets

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends import vllm_server
 from mathcomp_tests.backends.base import BackendError

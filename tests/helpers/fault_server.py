@@ -288,7 +288,7 @@ def _text_completion(model: str, prompts: list[str], texts: list[str]) -> dict[s
 
 
 def main() -> None:
-    """`python tests/fault_server.py --latency 0.1`: prints the port, serves until --lifetime ends."""
+    """`python tests/helpers/fault_server.py --latency 0.1`: prints the port, serves until --lifetime ends."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--lifetime", type=float, default=300.0)

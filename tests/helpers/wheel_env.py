@@ -12,7 +12,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "thresholds.toml", "mathcomp_tests", "fixtures")
 """What a build reads: copied, so that no stale build/ folder of the checkout leaks into the wheel."""
 
