@@ -53,6 +53,7 @@ STEPS = (
     Step("xdist_memory", "xdist_memory.json", ("--hf-limit=100",), ("--quick",)),
     Step("plugin_startup", "plugin_startup.json", ("--runs", "5"), ("--runs", "2")),
     Step("vllm_throughput", "vllm_throughput.json", (), ("--scales=1", "--router-prompts=500")),
+    Step("reader_speed", "reader_speed.json", (), ("--sizes=2000,64000", "--repeat=1")),
 )
 
 

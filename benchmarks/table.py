@@ -212,6 +212,28 @@ def vllm_throughput(r: Result) -> list[Row]:
     return rows
 
 
+def reader_speed(r: Result) -> list[Row]:
+    sizes = [str(n) for n in r["sizes"]]
+    cells = []
+    for reader, entry in r["readers"].items():
+        worst = max(entry["shapes"].items(), key=lambda item: item[1]["growth"])
+        shape, s = worst
+        per = s["us_per_1000_chars"]
+        cells.append(
+            f"{reader}: at most {s['growth']:.1f}x ({shape}: {per[sizes[0]]:.0f} → {per[sizes[-1]]:.0f} µs per "
+            f"1,000 chars, {s['seconds_longest']:.2f} s for the longest)"
+        )
+    met = "met" if r["goal_met"] else "not met"
+    return [
+        (
+            f"answer readers: time per character from {int(sizes[0]):,} to {int(sizes[-1]):,}-character answers "
+            "(brace and bracket runs, prose, JSON objects in a row), growth = last / first",
+            "`python -m benchmarks.reader_speed`",
+            "; ".join(cells) + f"; goal growth under {r['goal_growth']:g}x: {met}",
+        )
+    ]
+
+
 ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "harness_overhead": harness_overhead,
     "hf_throughput": hf_throughput,
@@ -220,6 +242,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "plugin_startup": plugin_startup,
     "gpu_qwen": gpu_qwen,
     "vllm_throughput": vllm_throughput,
+    "reader_speed": reader_speed,
 }
 
 
