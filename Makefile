@@ -1,6 +1,7 @@
 # Two commands do everything, each doing its own set-up first:
 #   make suite   the MathComp regression suite on the default model; report under reports/latest/
 #   make test    the project's own checks: lint, types, tests (offline)
+#   make vllm    a virtualenv with vLLM's CPU build for --model=vllm:... (once; ~15 min, 3.4 GB); prints its Python
 #   make bench   every benchmark (~15 min on 2 cores); numbers and table under reports/benchmarks/ and in docs/benchmarks.md
 # Extra pytest arguments: make suite ARGS="--model=qwen2.5-3b --identities=all"; a shorter bench: make bench ARGS=--quick
 
@@ -10,7 +11,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
 
-.PHONY: setup suite test lint bench clean
+.PHONY: setup suite test lint bench vllm clean
 
 setup: $(STAMP)
 
@@ -29,6 +30,9 @@ lint: setup
 
 test: lint
 	$(OFFLINE) $(BIN)/python -m pytest tests -n auto --dist=loadgroup $(ARGS)
+
+vllm:
+	@bash tests/vllm_env.sh
 
 bench: setup
 	$(OFFLINE) $(BIN)/python -m benchmarks $(ARGS)
