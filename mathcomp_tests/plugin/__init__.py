@@ -56,6 +56,8 @@ class State:
         self.by_case: dict[str, dict[str, Any]] = {}
         self.by_generated: dict[str, dict[str, Any]] = {}
         self.summary: dict[str, Any] | None = None
+        self.records: list[dict[str, Any]] = []
+        """results.jsonl once merged at the session's end: read once for the summary and the report."""
         self.notes: list[str] = []
         self.conditions = {c.id: c for c in conditions(run.settings)}
         self.reveal_after: dict[str, dict[str, Any]] = {}
@@ -387,7 +389,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.notes += dropped
     from ..run.summary import run_summary
 
-    state.summary = run_summary(run, state.cases, state.generated_cases)
+    state.records = results.read_records(run.run_dir)
+    state.summary = run_summary(run, state.cases, state.generated_cases, state.records)
     state.summary["records_dropped"] = dropped
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
     results.write_summary(run.run_dir, state.summary)
@@ -456,11 +459,9 @@ def pytest_html_results_summary(
     state = session.config.stash.get(_STATE, None)
     if state is None:
         return
-    from ..records.results import read_records
     from ..report.page import PYTEST_HTML_ORDER, run_sections
 
     comparator = state.run.comparator  # a baseline file's per-item answers draw the baseline per category
     answers = comparator.file.cases if comparator is not None and comparator.file is not None else None
-    records = read_records(state.run.run_dir)
     prefix.append(PYTEST_HTML_ORDER)
-    prefix += run_sections(state.summary, state.cases, records, state.run.settings.model, answers)
+    prefix += run_sections(state.summary, state.cases, state.records, state.run.settings.model, answers)

@@ -268,10 +268,10 @@ class Run:
         scenarios: the neutral case's own when it ran in this process, else asked through the cache
         (no results are written for it)."""
         neutral = replace(condition, framing=NEUTRAL)
-        asked = self.prompts_for(neutral, self.generated if generated else None)
-        key = (neutral, tuple(p.scenario.id for p in asked))
+        chosen = self.generated if generated else self.scenarios
+        key = (neutral, tuple(s.id for s in chosen))
         if key not in self._neutral:
-            self._ask(neutral, asked)
+            self._ask(neutral, self.prompts_for(neutral, chosen))
         return self._neutral[key]
 
     def close(self) -> None:

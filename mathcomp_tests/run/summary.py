@@ -14,10 +14,14 @@ from .invariance import invariance_summary
 
 
 def run_summary(
-    run: Run, cases: list[dict[str, Any]], generated_cases: Sequence[dict[str, Any]] = ()
+    run: Run,
+    cases: list[dict[str, Any]],
+    generated_cases: Sequence[dict[str, Any]] = (),
+    records: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """``cases`` are test_framing's; ``generated_cases`` test_generated's (ids ``generated:<id>``). The counts
-    and totals take both, so that they agree with pytest's."""
+    and totals take both, so that they agree with pytest's. ``records`` is results.jsonl when the caller
+    has read it already."""
     s = run.settings
     every = [*cases, *generated_cases]
     return {
@@ -67,7 +71,9 @@ def run_summary(
         "cases": cases,
         "generated": run.generated_draw().as_dict() if generated_cases else None,
         "generated_cases": list(generated_cases),
-        "invariance": invariance_summary(run, read_records(run.run_dir), gated=s.invariance),
+        "invariance": invariance_summary(
+            run, read_records(run.run_dir) if records is None else records, gated=s.invariance
+        ),
     }
 
 
