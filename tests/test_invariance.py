@@ -126,3 +126,18 @@ def test_edr_and_nd_under_neutral() -> None:
 def test_a_table_with_something_else_in_it_is_refused() -> None:
     with pytest.raises(InvarianceError, match="'s1' is 'More'"):
         pair({"s1": "More"}, {"s1": "more"}, {"s1": "more"})
+
+
+def test_the_resample_weights_are_the_draws_counted_per_resample() -> None:
+    """Drawn once per run and shared by every metric: each resample draws k clusters with replacement, the
+    same draws the seeded generator gives, counted per cluster."""
+    import numpy as np
+
+    from mathcomp_tests.scoring.invariance import _resample_weights
+
+    weights = _resample_weights(50, 7, 3)
+    draws = np.random.default_rng(3).integers(0, 7, size=(50, 7))
+    expected = np.zeros((50, 7))
+    np.add.at(expected, (np.arange(50)[:, None], draws), 1.0)
+    assert (weights == expected).all() and (weights.sum(axis=1) == 7).all()
+    assert _resample_weights(50, 7, 3) is weights and not weights.flags.writeable

@@ -169,10 +169,10 @@ def _neutral_values(s: Any) -> dict[str, Any]:
         return {"edr": s[..., 5] / s[..., 4], "nd": np.abs(s[..., 2] - s[..., 1]) / s[..., 0]}
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=4)
 def _resample_weights(reps: int, k: int, seed: int) -> Any:
     """How often each of ``k`` clusters is drawn in each of ``reps`` resamples (read-only): the same for
-    every metric of a run with the same scenarios, so drawn once."""
+    every metric of a run with the same scenarios, so drawn once (a few sizes kept: reps x k floats each)."""
     import numpy as np
 
     draws = np.random.default_rng(seed).integers(0, k, size=(reps, k))
