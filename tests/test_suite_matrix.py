@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 from helpers.suite_runner import REPO, run_suite
 
 
-def collect(tmp_path: Path, *args: str) -> list[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", f"--reports-dir={tmp_path}", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode in (0, 5), proc.stdout + proc.stderr
-    return [line.split("::")[-1] for line in proc.stdout.splitlines() if "::" in line]
+def collect(pytester: pytest.Pytester, *args: str) -> list[str]:
+    """The suite's test ids for ``args``, collected in-process (what is checked is the plugin's
+    parametrisation and markers; the repository's conftest.py plays no part in them)."""
+    result = pytester.runpytest_inprocess(
+        "-p", "mathcomp_tests.pytest_plugin", "--noconftest", "--pyargs", "mathcomp_tests.suite",
+        "--collect-only", "-q", f"--reports-dir={pytester.path / 'reports'}", *args,
+    )  # fmt: skip
+    out = result.stdout.str()
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), out + result.stderr.str()
+    return [line.split("::")[-1] for line in out.splitlines() if "::" in line]
 
 
 def ids(nodes: list[str], test: str = "test_framing") -> list[str]:
@@ -26,7 +25,7 @@ def ids(nodes: list[str], test: str = "test_framing") -> list[str]:
     return [n.split("[")[1].rstrip("]") for n in nodes if n.startswith(f"{test}[")]
 
 
-def test_markers_select_parts_of_the_matrix(tmp_path: Path) -> None:
+def test_markers_select_parts_of_the_matrix(pytester: pytest.Pytester) -> None:
     base = (
         "--model=symbolic",
         "--framings=neutral",
@@ -34,30 +33,26 @@ def test_markers_select_parts_of_the_matrix(tmp_path: Path) -> None:
         "--formats=all",
         "--identities=std,woman",
     )
-    nodes = collect(tmp_path, *base)
+    nodes = collect(pytester, *base)
     everything = ids(nodes)
     assert len(everything) == 8 and ids(nodes, "test_generated") == everything
-    quick = ids(collect(tmp_path, *base, "-m", "not cot"))
+    quick = ids(collect(pytester, *base, "-m", "not cot"))
     assert quick == [
         "neutral-end-std-one-word",
         "neutral-end-std-json",
         "neutral-end-woman-one-word",
         "neutral-end-woman-json",
     ]
-    assert ids(collect(tmp_path, *base, "-m", "identity")) == [c for c in everything if "-woman-" in c]
-    assert ids(collect(tmp_path, *base, "-m", "slow")) == [c for c in everything if c.endswith(("-cot", "-cot-json"))]
-    assert ids(collect(tmp_path, *base, "-m", "slow", "--max-new-tokens=100")) == everything
-    generated = collect(tmp_path, *base, "-m", "generated")
+    assert ids(collect(pytester, *base, "-m", "identity")) == [c for c in everything if "-woman-" in c]
+    assert ids(collect(pytester, *base, "-m", "slow")) == [c for c in everything if c.endswith(("-cot", "-cot-json"))]
+    assert ids(collect(pytester, *base, "-m", "slow", "--max-new-tokens=100")) == everything
+    generated = collect(pytester, *base, "-m", "generated")
     assert generated == [f"test_generated[{c}]" for c in everything], "only the generated cases carry it"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--markers", "--model=symbolic", "mathcomp_tests/suite"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    markers = pytester.runpytest_inprocess(
+        "-p", "mathcomp_tests.pytest_plugin", "--pyargs", "mathcomp_tests.suite", "--markers"
+    ).stdout.str()
     for name in ("cot", "identity", "generated", "slow"):
-        assert f"@pytest.mark.{name}:" in proc.stdout
+        assert f"@pytest.mark.{name}:" in markers
 
 
 def test_option_orders_and_identity_sides_run_end_to_end(tmp_path: Path) -> None:
