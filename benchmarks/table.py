@@ -189,13 +189,29 @@ def vllm_throughput(r: Result) -> list[Row]:
             f"batched client {batched['prompts_per_s']:.0f} prompts/s = {batched['share_of_offline']:.2f}x offline, "
             f"{batched['client_cpu_ms_per_prompt']:.3f} ms client CPU/prompt",
         ]
-        for name, label in (("per_case", "one call per case"), ("suite", "pytest"), ("router", "Router")):
+        named = (
+            ("per_case", "one call per case"),
+            ("suite", "pytest"),
+            ("router", "Router"),
+            ("hf", "our hf backend, same weights"),
+            ("logprob", "vLLM label logprob"),
+            ("hf_logprob", "hf label logprob"),
+        )
+        for name, label in named:
             if name in entry:
                 v = entry[name]
                 cpu = v.get("client_cpu_ms_per_prompt", v.get("cpu_ms_per_prompt"))
                 rate = f"{label} {v['prompts_per_s']:.0f} prompts/s = {v['share_of_offline']:.2f}x"
+                agree = {"hf": ("agree_with_batched", "vLLM's"), "logprob": ("agree_with_hf_logprob", "hf's")}
+                same = (
+                    f", {100 * v[agree[name][0]]:.1f}% the same as {agree[name][1]}"
+                    if name in agree and agree[name][0] in v
+                    else ""
+                )
                 cells.append(
-                    f"{rate}, {cpu:.2f} ms CPU/prompt" + (f" ({v['prompts']:,} prompts)" if name == "router" else "")
+                    f"{rate}, {cpu:.2f} ms CPU/prompt"
+                    + (f" ({v['prompts']:,} prompts)" if name == "router" else "")
+                    + same
                 )
         met = [
             f"0.8x {'met' if entry['goal_share_0_8_met'] else 'not met'}",

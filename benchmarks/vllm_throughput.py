@@ -11,7 +11,9 @@ the default matrix (7 framings x 2 positions x 300 scenarios = 4,200 prompts) an
 - `per case`: the same, one ``complete`` call of 300 prompts per case, as pytest asks;
 - `suite`: pytest itself (``--model=vllm:DIR --api-base=URL``, a fresh response cache), start-up and
   report included, and its CPU (the pytest process tree's user + system time) per prompt;
-- `router`: the litellm Router path (one chat request per prompt, 16 in flight) to the same server.
+- `router`: the litellm Router path (one chat request per prompt, 16 in flight) to the same server;
+- `hf`, `logprob`, `hf_logprob` (first scale): our hf backend on the same weights in this process (its CPU
+  is the model's too), and label log-probability scoring through vLLM and through hf.
 
 Goals: batched >= 0.8 of offline throughput; < 0.3 ms client CPU per prompt. Prefix caching is off in
 both engines, so that no run profits from an earlier one's prompts. Writes
@@ -192,6 +194,9 @@ def main() -> None:
     )
     parser.add_argument("--router-prompts", type=int, default=4200, help="prompts for the Router path")
     parser.add_argument("--vllm-args", default="", help="extra server arguments (--tensor-parallel-size 2)")
+    parser.add_argument(
+        "--no-hf", action="store_true", help="leave out the hf backend and logprob scoring (first scale only)"
+    )
     args = parser.parse_args()
     if not Path(args.vllm_python).is_file():
         raise SystemExit(f"no vLLM Python at {args.vllm_python}: run tests/vllm_env.sh or give --vllm-python")
@@ -250,6 +255,8 @@ def main() -> None:
                     )
                     result["scales"][scale]["router"] = got
                     print(f"   {got}", flush=True)
+                if scale == scales[0] and not args.no_hf:
+                    engines(result["scales"][scale], model, server.api_base, args.vllm_dtype, prompts[scale])
                 result["scales"][scale].pop("batched_texts")
             backend.close()
         finally:
@@ -283,6 +290,35 @@ def measure(
         print(f"   {per_case}", flush=True)
 
 
+def engines(into: dict[str, Any], model: Path, url: str, dtype: str, prompts: list[Prompt]) -> None:
+    """The same prompts through our hf backend (the same weights, in this process, on the CPU), and label
+    log-probability scoring through vLLM and through hf; agreement with the batched answers and each other."""
+    from mathcomp_tests.backends.hf import HFBackend
+
+    runs = (
+        ("hf", lambda: HFBackend(str(model), BackendOptions(device="cpu"))),
+        (
+            "logprob",
+            lambda: VLLMBackend(
+                str(model), BackendOptions(api_base=url, vllm_dtype=dtype, scoring="logprob")
+            ),
+        ),
+        ("hf_logprob", lambda: HFBackend(str(model), BackendOptions(device="cpu", scoring="logprob"))),
+    )
+    texts: dict[str, list[str]] = {}
+    for name, make in runs:
+        print(f"== {name}, {len(prompts):,} prompts in one call", flush=True)
+        backend = make()
+        backend.complete(prompts[:16], DECODING)  # warm-up
+        got = timed(backend, [prompts])
+        backend.close()
+        texts[name] = got.pop("texts")
+        into[name] = got
+        print(f"   {got}", flush=True)
+    into["hf"]["agree_with_batched"] = _agree(texts["hf"], into["batched_texts"])
+    into["logprob"]["agree_with_hf_logprob"] = _agree(texts["logprob"], texts["hf_logprob"])
+
+
 def _agree(ours: list[str], theirs: list[str]) -> float:
     n = min(len(ours), len(theirs))
     return round(sum(a == b for a, b in zip(ours[:n], theirs[:n], strict=True)) / n, 4) if n else 0.0
@@ -293,7 +329,7 @@ def summarise(result: dict[str, Any]) -> None:
     for entry in result["scales"].values():
         offline_rate = entry["offline"]["prompts"] / entry["offline"]["seconds"]
         entry["offline"]["prompts_per_s"] = round(offline_rate, 1)
-        for name in ("batched", "per_case", "suite", "router"):
+        for name in ("batched", "per_case", "suite", "router", "hf", "logprob", "hf_logprob"):
             if name in entry:
                 entry[name]["share_of_offline"] = round(entry[name]["prompts_per_s"] / offline_rate, 3)
         entry["goal_share_0_8_met"] = entry["batched"]["share_of_offline"] >= 0.8

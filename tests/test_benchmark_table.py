@@ -128,6 +128,13 @@ VLLM = {
                 "share_of_offline": 0.143,
                 "client_cpu_ms_per_prompt": 6.1,
             },
+            "hf": {
+                "prompts": 4200,
+                "prompts_per_s": 70.0,
+                "share_of_offline": 0.5,
+                "client_cpu_ms_per_prompt": 25.0,
+                "agree_with_batched": 1.0,
+            },
             "goal_share_0_8_met": True,
             "goal_cpu_0_3_ms_met": True,
         }
@@ -141,6 +148,7 @@ def test_the_vllm_row_sets_the_batched_client_against_the_offline_engine() -> No
     assert "4,200 one-word prompts" in row[0] and "CPU build" in row[0]
     assert "offline LLM.generate 140 prompts/s" in row[2] and "0.90x offline, 0.093 ms client CPU/prompt" in row[2]
     assert "Router 20 prompts/s = 0.14x, 6.10 ms CPU/prompt (1,000 prompts)" in row[2]
+    assert "our hf backend, same weights 70 prompts/s = 0.50x, 25.00 ms CPU/prompt, 100.0% the same as vLLM's" in row[2]
     assert "goals: 0.8x met, <0.3 ms met" in row[2]
 
 
