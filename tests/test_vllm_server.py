@@ -37,6 +37,17 @@ def test_vllm_models_are_spelled_like_hf_ones_and_share_their_ceilings() -> None
     assert same_model("qwen2.5-3b", hub) and not same_model("qwen2.5-7b", hub)
 
 
+def test_the_server_gets_a_cpu_kv_cache_that_fits_unless_told_otherwise() -> None:
+    """vLLM's CPU build reserves 92% of memory by default and refused to start on a 24 GB machine with
+    15 GiB free: `pytest --model=vllm:fixtures/models/mathcomp-tiny` failed as the docs wrote it."""
+    env = vllm_server.server_env(BackendOptions(), {"PATH": "/bin"})
+    assert env == {"PATH": "/bin", "VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_KVCACHE_SPACE": "1"}
+    theirs = vllm_server.server_env(BackendOptions(), {"VLLM_CPU_KVCACHE_SPACE": "8"})
+    assert theirs["VLLM_CPU_KVCACHE_SPACE"] == "8"
+    share = vllm_server.server_env(BackendOptions(vllm_gpu_memory_utilization=0.5), {})
+    assert "VLLM_CPU_KVCACHE_SPACE" not in share and share["VLLM_HOST_IP"] == "127.0.0.1"
+
+
 def test_server_arguments_carry_the_options_given_and_nothing_else() -> None:
     options = BackendOptions(
         vllm_tensor_parallel_size=2,

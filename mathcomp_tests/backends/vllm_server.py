@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +69,20 @@ def server_args(model: str, port: int, options: BackendOptions) -> list[str]:
         raise BackendError(
             f"--vllm-args={options.vllm_args!r} cannot be split into arguments: {exc}"
         ) from exc
+
+
+CPU_KV_CACHE_GIB = "1"
+"""KV-cache space, in GiB, that vLLM's CPU build is given unless VLLM_CPU_KVCACHE_SPACE or
+--vllm-gpu-memory-utilization says otherwise: its own default reserves 92% of the machine's memory and
+refuses to start when less is free. GPU builds ignore the variable."""
+
+
+def server_env(options: BackendOptions, environ: Mapping[str, str]) -> dict[str, str]:
+    """The server's environment: ``environ``, bound to 127.0.0.1, with a CPU KV cache that fits."""
+    env = {**environ, "VLLM_HOST_IP": "127.0.0.1"}
+    if options.vllm_gpu_memory_utilization is None:
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", CPU_KV_CACHE_GIB)
+    return env
 
 
 def free_port() -> int:
@@ -144,7 +159,7 @@ def start(python: str, model: str, options: BackendOptions, log_dir: Path | None
     directory.mkdir(parents=True, exist_ok=True)
     log = directory / f"vllm-{port}.log"
     command = [python, "-m", ENTRY, *server_args(model, port, options)]
-    env = {**os.environ, "VLLM_HOST_IP": "127.0.0.1"}
+    env = server_env(options, os.environ)
     with open(log, "wb") as out:
         out.write(f"$ {shlex.join(command)}\n".encode())
         out.flush()
