@@ -180,6 +180,10 @@ def gpu_qwen(r: Result) -> list[Row]:
     return [(what + f" on {r['device_name']}", "`python -m benchmarks.gpu_qwen`", "; ".join(cells + share))]
 
 
+VLLM_AGREEMENT = {"hf": ("agree_with_batched", "vLLM's"), "logprob": ("agree_with_hf_logprob", "hf's")}
+"""The vLLM benchmark's paths whose answers are compared with another's: the field, and whose answers."""
+
+
 def vllm_throughput(r: Result) -> list[Row]:
     rows: list[Row] = []
     for scale, entry in r["scales"].items():
@@ -202,12 +206,8 @@ def vllm_throughput(r: Result) -> list[Row]:
                 v = entry[name]
                 cpu = v.get("client_cpu_ms_per_prompt", v.get("cpu_ms_per_prompt"))
                 rate = f"{label} {v['prompts_per_s']:.0f} prompts/s = {v['share_of_offline']:.2f}x"
-                agree = {"hf": ("agree_with_batched", "vLLM's"), "logprob": ("agree_with_hf_logprob", "hf's")}
-                same = (
-                    f", {100 * v[agree[name][0]]:.1f}% the same as {agree[name][1]}"
-                    if name in agree and agree[name][0] in v
-                    else ""
-                )
+                key, whose = VLLM_AGREEMENT.get(name, ("", ""))
+                same = f", {100 * v[key]:.1f}% the same as {whose}" if key in v else ""
                 cells.append(
                     f"{rate}, {cpu:.2f} ms CPU/prompt"
                     + (f" ({v['prompts']:,} prompts)" if name == "router" else "")

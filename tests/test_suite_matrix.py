@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import REPO, run_suite
+from helpers.suite_runner import IN_PROCESS, REPO, run_suite
 
 
 def collect(pytester: pytest.Pytester, *args: str) -> list[str]:
     """The suite's test ids for ``args``, collected in-process (what is checked is the plugin's
     parametrisation and markers; the repository's conftest.py plays no part in them)."""
     result = pytester.runpytest_inprocess(
-        "-p", "mathcomp_tests.pytest_plugin", "--noconftest", "--pyargs", "mathcomp_tests.suite",
-        "--collect-only", "-q", f"--reports-dir={pytester.path / 'reports'}", *args,
+        *IN_PROCESS, "--noconftest", "--collect-only", "-q", f"--reports-dir={pytester.path / 'reports'}", *args,
     )  # fmt: skip
     out = result.stdout.str()
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), out + result.stderr.str()
@@ -48,9 +47,7 @@ def test_markers_select_parts_of_the_matrix(pytester: pytest.Pytester) -> None:
     assert ids(collect(pytester, *base, "-m", "slow", "--max-new-tokens=100")) == everything
     generated = collect(pytester, *base, "-m", "generated")
     assert generated == [f"test_generated[{c}]" for c in everything], "only the generated cases carry it"
-    markers = pytester.runpytest_inprocess(
-        "-p", "mathcomp_tests.pytest_plugin", "--pyargs", "mathcomp_tests.suite", "--markers"
-    ).stdout.str()
+    markers = pytester.runpytest_inprocess(*IN_PROCESS, "--markers").stdout.str()
     for name in ("cot", "identity", "generated", "slow"):
         assert f"@pytest.mark.{name}:" in markers
 

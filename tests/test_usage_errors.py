@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from helpers.servers import free_port
-from helpers.suite_runner import REPO, run_suite
+from helpers.suite_runner import IN_PROCESS, REPO, run_suite
 
 ONE_CASE = ("--limit=2", "--framings=neutral", "--positions=end")
 
@@ -58,8 +58,7 @@ def test_a_bad_configuration_is_one_usage_error_before_any_case(tmp_path: Path, 
 def test_a_number_out_of_range_is_one_usage_error_before_any_case(pytester: pytest.Pytester, name: str) -> None:
     option, expected = OUT_OF_RANGE[name]
     result = pytester.runpytest_inprocess(
-        "-p", "mathcomp_tests.pytest_plugin", "--pyargs", "mathcomp_tests.suite",
-        f"--cache-dir={pytester.path / 'cache'}", f"--reports-dir={pytester.path / 'reports'}",
+        *IN_PROCESS, f"--cache-dir={pytester.path / 'cache'}", f"--reports-dir={pytester.path / 'reports'}",
         "--model=symbolic", option, *ONE_CASE,
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+IN_PROCESS = ("-p", "mathcomp_tests.pytest_plugin", "--pyargs", "mathcomp_tests.suite")
+"""The arguments that select the installed suite for ``pytester.runpytest_inprocess`` (from its own folder),
+where what is checked is the plugin's wiring, not a user's process."""
 
 
 @dataclass
