@@ -80,8 +80,7 @@ def test_a_section_that_extends_the_base_overrides_one_framing(tmp_path: Path, f
     neutral, cued = run.case("neutral-begin-std-one-word"), run.case("direct-less-begin-std-one-word")
     assert neutral["breaches"] == ["DirErr(equal)"] and neutral["ceilings"]["dir_err"]["equal"] == 0.30
     assert cued["passed"] and cued["ceilings"]["dir_err"]["less"] == 1.0  # the base's direct-less ceiling
-    table = run.output.split("MathComp directional error")[1]
-    (row,) = [line for line in table.splitlines() if line.startswith("neutral-begin-std-one-word ")]
+    row = run.table_row("neutral-begin-std-one-word")
     assert row.count("*") == 1 and row.rstrip().endswith("FAIL")
     assert run.summary["ceilings_from"] == {
         "via": "own",

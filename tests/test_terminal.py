@@ -129,8 +129,7 @@ def test_a_case_failing_only_on_a_rise_shows_the_value_that_rose(tmp_path: Path)
     assert run_suite(tmp_path, "--model=symbolic", *args, f"--update-baseline={path}").returncode == 0
     run = run_suite(tmp_path, *args, f"--baseline={path}")
     assert run.returncode == 1, run.output
-    table = run.output.split("MathComp directional error")[1]
-    (row,) = [line for line in table.splitlines() if line.startswith("direct-more-begin-std-one-word ")]
+    row = run.table_row("direct-more-begin-std-one-word")
     assert "100.0%^" in row and "*" not in row and row.rstrip().endswith("FAIL"), row
     assert run.case("direct-more-begin-std-one-word")["breaches"] == ["DirErr(more) rise"]
     assert "baseline symbolic: 1 case compared, 1 rise, largest change +" in run.output

@@ -35,6 +35,18 @@ class SuiteRun:
     def case(self, case_id: str) -> dict[str, Any]:
         return next(c for c in self.summary["cases"] if c["case"] == case_id)
 
+    @property
+    def table(self) -> list[str]:
+        """The end-of-run table's lines, from its heading to ``run folder:`` (pytest's failure messages,
+        printed whole in its short summary when CI is set, can start with a case id too)."""
+        lines = self.output.split("MathComp directional error", 1)[1].splitlines()[1:]
+        return lines[: next(i for i, line in enumerate(lines) if line.startswith("run folder: ")) + 1]
+
+    def table_row(self, case_id: str) -> str:
+        """The table's one row for ``case_id``."""
+        (row,) = [line for line in self.table if line.startswith(case_id + " ")]
+        return row
+
 
 def run_suite(
     workdir: Path, *args: str, cache: bool = True, timeout: float = 600, generated: bool = False
