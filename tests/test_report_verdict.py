@@ -45,7 +45,9 @@ def _gate_run() -> dict:
         "neutral",
         dir_err={"less": 0.5},
         ceiling=0.6,
-        changes={"less": change(0.33, 0.0004, baseline=0.17, low=0.2, high=0.45)},
+        changes={
+            "less": change(0.33, 0.0004, baseline=0.17, low=0.2, high=0.45, rose=list("1234567"), fell=1)
+        },
     )
     both = case(
         "direct-less",
@@ -53,7 +55,7 @@ def _gate_run() -> dict:
         dir_err={"less": 0.9},
         ceiling=0.35,
         changes={
-            "less": change(0.12, 0.003, baseline=0.78, low=0.04, high=0.2),
+            "less": change(0.12, 0.003, baseline=0.78, low=0.04, high=0.2, rose=["9"]),
             "more": change(-0.08, 0.001, baseline=0.1),
         },
     )
@@ -73,10 +75,12 @@ def test_the_verdict_names_each_rise_with_its_change_interval_and_p_and_each_cei
     )
     rises = text.index("What got worse: rises over the baseline")
     assert rises < text.index("Over a ceiling"), "rises first: they are what the gate is about"
-    # Largest rise first, each with baseline, now, change, interval, p and the max increase.
+    # Largest rise first, each with baseline, now, change, interval, p, the max increase and its items.
     assert (
         "neutral-begin-std-one-word DirErr(less) 17.0% 50.0% +33.0 +20.0 to +45.0 0.0004 5.0 "
-        "direct-less-end-std-one-word DirErr(less) 78.0% 90.0% +12.0 +4.0 to +20.0 0.003 5.0" in text
+        "7 newly less, 1 no longer: scenarios 1, 2, 3, 4, 5, 6, ... "
+        "direct-less-end-std-one-word DirErr(less) 78.0% 90.0% +12.0 +4.0 to +20.0 0.003 5.0 "
+        "1 newly less, 0 no longer: scenario 9" in text
     )
     assert "direct-less-end-std-one-word DirErr(less) 90.0% 35.0% the estimate" in text
     assert "direct-less-begin-std-one-word DirErr(less) 40.0% 35.0%" in text

@@ -128,6 +128,20 @@ def ceiling_rows(cases: Sequence[Case]) -> list[tuple[str, str, float | None, fl
     return rows
 
 
+RAISED_SHOWN = 6
+"""Scenario ids shown beside a rise (summary.json keeps them all)."""
+
+
+def raised_by(label: str, change: Mapping[str, Any]) -> str:
+    """``81 newly less, 1 no longer: scenarios 2, 4, 6, ...``: the items whose answers made a rise."""
+    ids = [str(i) for i in change.get("rose_scenarios") or []]
+    text = f"{change.get('rose', len(ids))} newly {label}, {change.get('fell', 0)} no longer"
+    if ids:
+        text += ": scenario" + ("s " if len(ids) > 1 else " ") + ", ".join(ids[:RAISED_SHOWN])
+        text += ", ..." if len(ids) > RAISED_SHOWN else ""
+    return text
+
+
 def _interval(pair: Sequence[float]) -> str:
     return f"{100 * pair[0]:.1f} to {100 * pair[1]:.1f}%"
 
@@ -223,7 +237,10 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         parts.append("<h3>What got worse: rises over the baseline</h3>")
         parts.append(
             _table(
-                ("case", "label", "baseline", "now", "change, points", "95% interval", "p", "max increase"),
+                (
+                    "case", "label", "baseline", "now", "change, points", "95% interval", "p", "max increase",
+                    "items that raised it",
+                ),  # fmt: skip
                 [
                     [
                         (r.case + (" (under Holm)" if r.holm_only else ""), False),
@@ -234,6 +251,7 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
                         (f"{_points(r.change.get('low'))} to {_points(r.change.get('high'))}", True),
                         (f"{r.change.get('p_value', float('nan')):.2g}", True),
                         (f"{100 * r.change.get('max_increase', 0.0):.1f}", True),
+                        (raised_by(r.label, r.change), False),
                     ]
                     for r in found_rises
                 ],

@@ -3,6 +3,7 @@ that need no model."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 LABELS = ("less", "more", "equal")
@@ -18,8 +19,11 @@ def change(
     low: float | None = None,
     high: float | None = None,
     alpha: float = 0.05,
+    rose: Sequence[str] = (),
+    fell: int = 0,
 ) -> dict[str, Any]:
-    """One label's paired change, as scoring/paired.py's LabelChange.as_dict writes it."""
+    """One label's paired change, as scoring/paired.py's LabelChange.as_dict writes it; ``rose``: the
+    scenarios newly answered with the label."""
     significant = difference is not None and p_value < alpha
     return {
         "label": "",
@@ -30,11 +34,12 @@ def change(
         "high": high if high is not None else (None if difference is None else difference + 0.1),
         "p_value": p_value,
         "pairs": 200,
-        "rose": 0,
-        "fell": 0,
+        "rose": len(rose),
+        "fell": fell,
         "max_increase": max_increase,
         "significant": significant,
         "breach": bool(significant and difference is not None and difference > max_increase),
+        "rose_scenarios": list(rose),
     }
 
 
