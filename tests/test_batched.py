@@ -104,6 +104,39 @@ def test_many_prompts_per_request_rendered_by_the_models_own_template(tmp_path: 
     assert second.summary["prompts_sent"] == 0 and len(log) == mark, "a rerun is answered from the cache"
 
 
+def test_the_next_case_is_asked_while_the_one_before_is_answered(tmp_path: Path) -> None:
+    """Cases run one after another; the engine should not wait between them. Each request here takes
+    0.3 s and holds a whole case: the next case's request is sent while the current one is answered,
+    and the answers are the same as when asked one case at a time (a rerun asks nothing)."""
+    server = FaultServer(models=_listed(), latency=0.3)
+    framings = ("neutral", "direct-more", "direct-less", "direct-equal")
+    with server.running():
+        args = (
+            "--model=openai/tiny",
+            f"--api-base={server.url}",
+            "--api-batching=completions",
+            "--limit=20",
+            f"--framings={','.join(framings)}",
+            "--positions=end",
+            "--batch-size=20",
+            "--max-concurrency=1",
+            f"--thresholds={_thresholds(tmp_path)}",
+        )
+        first = run_suite(tmp_path, *args)
+        log = server.requests()
+        second = run_suite(tmp_path, *args)
+        again = server.requests()[len(log) :]
+    assert first.returncode == 0, first.output
+    assert len(log) == len(framings) and all(r.prompts == 20 for r in log), [r.prompts for r in log]
+    assert log[1].start < log[0].end, "the second case was sent while the first was being answered"
+    overlapping = [b for a, b in zip(log, log[1:], strict=False) if b.start < a.end]
+    # A case asked ahead may be answered before its turn comes (this server has room for both), and then
+    # the one after it is sent when that turn comes: asked one at a time, no two requests would overlap.
+    assert len(overlapping) >= (len(framings) - 1) // 2 + 1, [(r.start, r.end) for r in log]
+    assert first.summary["prompts_sent"] == 80 and all(r["label"] == "more" for r in first.records)
+    assert second.returncode == 0 and second.summary["prompts_sent"] == 0 and not again
+
+
 def schedule_faults(index: int, attempt: int) -> Fault:
     """Prompt 0: a 500 once; prompt 20: a 429 once (Retry-After 1); prompt 13: refused always (too long)."""
     if index == 0 and attempt == 0:

@@ -5,7 +5,6 @@ as the hf backend renders them, many prompts per request; label log-probabilitie
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import math
@@ -21,6 +20,7 @@ from . import tokens
 from .base import BackendError, OnResponse, redact
 from .batched import BatchedCompletions, Job, first_logprobs
 from .liveness import Liveness
+from .loop_thread import LoopThread
 from .router import OPENAI_COMPATIBLE
 
 HEALTH_TIMEOUT = 5.0
@@ -37,6 +37,9 @@ class CompletionsBackend:
 
     streams = True
     """Each request's answers are committed to the cache the moment it returns."""
+    concurrent = True
+    """``complete`` may be called from several threads at once (a case asked ahead of its turn): the
+    client's loop runs on a thread of its own."""
 
     def __init__(self, model: str, options: BackendOptions | None = None):
         options = options or BackendOptions()
@@ -75,11 +78,11 @@ class CompletionsBackend:
         self.tokenizer = self._tokenizer(tokenizer_from or str(self.served.get("root") or names[0]))
         self.template = tokens.uses_template(self.tokenizer, self.chat_template)
         self._labels = tokens.LabelTokens(self._encode, self.model_id)
-        self._loop = asyncio.new_event_loop()
+        self._loop = LoopThread(f"mathcomp-{self.model_id}")
         self.liveness = Liveness(
             self.root, options.max_connection_failures, options.server_timeout, ping=self._healthy
         )
-        self.client = self._loop.run_until_complete(self._client(options))
+        self.client = self._loop.run(self._client(options))
 
     async def _client(self, options: BackendOptions) -> BatchedCompletions:
         """Made inside the loop that will run it (its connections belong to that loop)."""
@@ -196,7 +199,7 @@ class CompletionsBackend:
                 on_response(job.index, response)
 
         jobs = [self._job(i, p) for i, p in enumerate(prompts)]
-        self._loop.run_until_complete(self.client.run(jobs, decoding, done, self._read))
+        self._loop.run(self.client.run(jobs, decoding, done, self._read))
         return [r if r is not None else Response(text="", error="no answer") for r in results]
 
     def _job(self, index: int, prompt: Prompt) -> Job:
@@ -251,7 +254,7 @@ class CompletionsBackend:
         )
 
     def close(self) -> None:
-        if self._loop.is_closed():
-            return
-        self._loop.run_until_complete(self.client.aclose())
-        self._loop.close()
+        if hasattr(self, "client"):
+            self._loop.close(self.client.aclose())
+        elif hasattr(self, "_loop"):
+            self._loop.close()

@@ -51,7 +51,8 @@ class Liveness:
         self.failures = 0
         self.last_failure = ""
         self.last_reply = clock()
-        self._tripped: asyncio.Event | None = None
+        self._trips: set[asyncio.Event] = set()
+        """One event per supervised call under way (calls may overlap: a case asked ahead of its turn)."""
 
     def replied(self) -> None:
         """The server answered (any HTTP status): it is there."""
@@ -62,8 +63,9 @@ class Liveness:
         """A request (or a health check) got no reply at all: refused, reset, or timed out."""
         self.failures += 1
         self.last_failure = redact(what)[:500]
-        if self.failures >= self.max_failures and self._tripped is not None:
-            self._tripped.set()
+        if self.failures >= self.max_failures:
+            for tripped in self._trips:
+                tripped.set()
 
     def gone(self) -> str | None:
         """Why the server counts as gone, or None while it does not."""
@@ -94,15 +96,18 @@ class Liveness:
         return False
 
     async def supervise(self, work: Awaitable[T]) -> T:
-        """``work``'s result, or ServerGoneError (``work`` cancelled) as soon as the server counts as gone."""
-        self.failures = 0
-        self.last_reply = self.clock()
-        self._tripped = asyncio.Event()
+        """``work``'s result, or ServerGoneError (``work`` cancelled) as soon as the server counts as gone.
+        The count starts afresh with a call when no other is under way."""
+        if not self._trips:
+            self.failures = 0
+            self.last_reply = self.clock()
+        tripped = asyncio.Event()
+        self._trips.add(tripped)
         task = asyncio.ensure_future(work)
         checked = self.clock()
         try:
             while True:
-                trip = asyncio.ensure_future(self._tripped.wait())
+                trip = asyncio.ensure_future(tripped.wait())
                 done, _ = await asyncio.wait(
                     {task, trip}, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -120,4 +125,4 @@ class Liveness:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-            self._tripped = None
+            self._trips.discard(tripped)

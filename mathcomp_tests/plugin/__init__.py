@@ -63,6 +63,18 @@ class State:
         self.reveal_after: dict[str, dict[str, Any]] = {}
         self.abandoned = False
         """True when the run stopped on a usage error after its folder was made: the folder is removed."""
+        self.next_item: pytest.Item | None = None
+        """The item pytest runs after the current one (in this process): its case can be asked ahead."""
+
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        self.next_item = nextitem
+
+    def ask_next(self) -> None:
+        """Start asking the next item's case while this one runs, where the backend allows it."""
+        test = getattr(self.next_item, "originalname", "")
+        params = getattr(getattr(self.next_item, "callspec", None), "params", {})
+        if test in ("test_framing", "test_generated") and isinstance(params.get("condition"), Condition):
+            self.run.ask_ahead(params["condition"], generated=test == "test_generated")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.abandoned and not hasattr(config, "workerinput"):
@@ -301,6 +313,7 @@ def framing_result(
     condition: Condition, mathcomp_run: Run, record_property: Any, request: pytest.FixtureRequest
 ) -> CaseResult:
     """Ask the model every scenario under ``condition`` and score the answers."""
+    request.config.stash[_STATE].ask_next()
     total = len(mathcomp_run.scenarios) * len(mathcomp_run.decodings(condition))  # every sample is asked
     with progress.case_bar(request.config, condition.id, total) as on_response:
         result = mathcomp_run.run_case(condition, on_response)
@@ -315,6 +328,7 @@ def generated_result(
     condition: Condition, mathcomp_run: Run, record_property: Any, request: pytest.FixtureRequest
 ) -> CaseResult:
     """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
+    request.config.stash[_STATE].ask_next()
     result = _own_checks(request.config, mathcomp_run, mathcomp_run.run_generated_case(condition), generated=True)
     case_id = GENERATED_PREFIX + condition.id
     record_property(GENERATED_PROPERTY, {**records.case_summary(result), "case": case_id})

@@ -28,6 +28,7 @@ from .comparator import Comparator
 
 # The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
 if TYPE_CHECKING:
+    from ..backends.ahead import AskedAhead
     from ..backends.cache import CachedBackend
 
 GENERATED = baseline.GENERATED_DIR
@@ -68,7 +69,7 @@ class Run:
         self._kit: Kit | None = None
         self._neutral: dict[tuple[Condition, tuple[str, ...]], metrics.Scores] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
-        self._backend: CachedBackend | None = None
+        self._backend: CachedBackend | AskedAhead | None = None
         self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
         self._generated: list[Scenario] | None = None
@@ -106,14 +107,34 @@ class Run:
         return self.settings.reports_dir / self.run_id
 
     @property
-    def backend(self) -> CachedBackend:
-        """The model behind its cache, created (and so probed) once per process."""
+    def backend(self) -> CachedBackend | AskedAhead:
+        """The model behind its cache, created (and so probed) once per process; a backend that takes
+        calls from several threads at once (batched completions) can also be asked ahead (``ask_ahead``)."""
         if self._backend is None:
             options = replace(
                 self.settings.backend, worker=self.worker, chat_template=self.settings.chat_template
             )
-            self._backend = self._cached(create(self.spec, options))
+            cached = self._cached(create(self.spec, options))
+            if getattr(cached.inner, "concurrent", False):
+                from ..backends.ahead import AskedAhead
+
+                self._backend = AskedAhead(cached)
+            else:
+                self._backend = cached
         return self._backend
+
+    def ask_ahead(self, condition: Condition, generated: bool = False) -> None:
+        """Start asking ``condition``'s case now where the backend allows it (see backends/ahead.py): the
+        engine answers it while the case before is read and scored. Plain cases only (a protocol's
+        later turns depend on its earlier answers)."""
+        from ..backends.ahead import AskedAhead
+
+        backend = self.backend
+        if not isinstance(backend, AskedAhead) or condition.protocol != PLAIN:
+            return
+        asked = self.prompts_for(condition, self.generated if generated else None)
+        for decoding in self.decodings(condition):
+            backend.start(asked, decoding)
 
     def fingerprint(self) -> baseline.Fingerprint:
         """What a baseline must have been made on to be compared with this run."""
