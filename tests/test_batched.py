@@ -137,6 +137,29 @@ def test_the_next_case_is_asked_while_the_one_before_is_answered(tmp_path: Path)
     assert second.returncode == 0 and second.summary["prompts_sent"] == 0 and not again
 
 
+def test_a_generic_tokenizer_loads_without_torch_and_a_models_own_goes_to_autotokenizer(tmp_path: Path) -> None:
+    """Rendering prompts for a server needs the tokenizer, not torch (seconds of every run's start)."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "tokenizer_config.json").write_text('{"tokenizer_class": "Qwen2Tokenizer"}')
+    assert tokens.generic_tokenizer(str(TOKENIZER))
+    assert not tokens.generic_tokenizer(str(own)) and not tokens.generic_tokenizer("Qwen/Qwen2.5-3B-Instruct")
+    server = FaultServer(models=_listed())
+    with server.running():
+        code = (
+            "import sys\n"
+            "from mathcomp_tests.backends import create, models\n"
+            "from mathcomp_tests.settings import BackendOptions\n"
+            f"b = create(models.resolve('openai/tiny'), BackendOptions(api_base={server.url!r}, "
+            "api_batching='completions'))\n"
+            "print(type(b.tokenizer).__name__, 'torch' in sys.modules)\n"
+            "b.close()\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "False", "torch was imported to render prompts"
+
+
 def schedule_faults(index: int, attempt: int) -> Fault:
     """Prompt 0: a 500 once; prompt 20: a 429 once (Retry-After 1); prompt 13: refused always (too long)."""
     if index == 0 and attempt == 0:

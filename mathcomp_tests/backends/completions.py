@@ -137,14 +137,20 @@ class CompletionsBackend:
         return None
 
     def _tokenizer(self, source: str) -> Any:
+        """The model's tokenizer: transformers' generic fast tokenizer where the model's own config names
+        it (loading it imports neither torch nor the model's config: seconds off every run's start),
+        else whatever AutoTokenizer picks for the model."""
         try:
-            from transformers import AutoTokenizer
+            if tokens.generic_tokenizer(source):
+                from transformers import PreTrainedTokenizerFast as Tokenizer
+            else:
+                from transformers import AutoTokenizer as Tokenizer  # type: ignore[assignment]
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise BackendError(
                 "rendering prompts for /v1/completions needs transformers: pip install 'mathcomp-tests[hf]'"
             ) from exc
         try:
-            return AutoTokenizer.from_pretrained(source)
+            return Tokenizer.from_pretrained(source)
         except Exception as exc:  # transformers raises many classes for a missing tokenizer
             raise BackendError(
                 f"cannot load the tokenizer of {self.model_id} from {source!r} to render its chat template: "

@@ -3,7 +3,9 @@ batched completions): the exact text the model reads, and the token ids that sta
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .. import formats
@@ -85,3 +87,19 @@ def label_probs(mass: Mapping[Label, float]) -> tuple[dict[str, float], str]:
     probs: dict[str, float] = {y: (mass[y] / total if total > 0 else 1 / len(LABELS)) for y in LABELS}
     label: str = max(LABELS, key=lambda y: probs[y])
     return probs, label
+
+
+GENERIC_TOKENIZERS = frozenset({"PreTrainedTokenizerFast", "TokenizersBackend"})
+"""tokenizer_config.json classes that are transformers' generic fast tokenizer (the same class in
+transformers 5): what AutoTokenizer would load for them anyway."""
+
+
+def generic_tokenizer(source: str) -> bool:
+    """True when ``source`` is a local model directory whose tokenizer_config.json names the generic fast
+    tokenizer; a hub id, or any other class (a model's own tokenizer), is left to AutoTokenizer."""
+    config = Path(source) / "tokenizer_config.json"
+    try:
+        named = json.loads(config.read_text(encoding="utf-8")).get("tokenizer_class")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return named in GENERIC_TOKENIZERS
