@@ -3,7 +3,8 @@
 Times, on a finished run folder (or, without one, on a made-up 14-case run against a baseline with 300
 scenarios each), the verdict, each figure (heat-map, change map, category bars) and the whole page, then
 the history page over ``--history`` copies of that run. Prints a table and writes
-``reports/benchmarks/report_figures.json``. The first draw pays matplotlib's import; it is reported apart.
+``reports/benchmarks/report_figures.json``. The run's charts are HTML; only the history page draws with
+matplotlib (its import is paid in its first repeat).
 """
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=6, help="runs on the history page (copies)")
     args = parser.parse_args()
 
-    from mathcomp_tests.report import figures, headline, page, pooled, sections, standalone
+    from mathcomp_tests.report import charts, headline, page, pooled, sections, standalone
 
     if args.run_dir is not None:
         summary, records = standalone.load_run(args.run_dir, warn=lambda _: None)
@@ -175,15 +176,12 @@ def main() -> None:
     fmt = cases[0]["format"]
     rows = sections._rows_by_position([c for c in cases if c["format"] == fmt], cases[0]["identity"])
     load_before = load()
-    started = time.perf_counter()
-    figures.direction_heatmaps(rows, "first")
-    first = round(time.perf_counter() - started, 3)
     results = {
         "verdict": timed(lambda: headline.verdict_html(summary), args.repeat),
-        "heat-map": timed(lambda: figures.direction_heatmaps(rows, "x"), args.repeat),
-        "change map": timed(lambda: figures.delta_heatmaps(rows, "x"), args.repeat),
+        "heat-map": timed(lambda: charts.direction_heatmaps(rows, "x"), args.repeat),
+        "change map": timed(lambda: charts.delta_heatmaps(rows, "x"), args.repeat),
         "category bars (with bootstrap)": timed(
-            lambda: figures.category_bars(pooled.by_category(records), "x"), args.repeat
+            lambda: charts.category_bars(pooled.by_category(records), "x"), args.repeat
         ),
         "whole page (every section)": timed(
             lambda: page.run_sections(summary, cases, records, str(summary["model"])), args.repeat
@@ -199,14 +197,13 @@ def main() -> None:
         )
     out = {
         "source": source,
-        "first_figure_s (matplotlib import included)": first,
         "repeat": args.repeat,
         "results": results,
         "load": {"before": load_before, "after": load()},
     }
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     (OUT_DIR / "report_figures.json").write_text(json.dumps(out, indent=2) + "\n")
-    print(f"report drawing on {source}; first figure {first:.2f} s (matplotlib's import included)")
+    print(f"report drawing on {source} (charts in HTML; the history page's picture in matplotlib)")
     for name, r in results.items():
         print(f"  {name:<34} median {r['median_s']:6.2f} s   min {r['min_s']:6.2f} s")
     print(

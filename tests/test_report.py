@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from html.parser import HTMLParser
 from typing import Any
 
@@ -93,27 +94,66 @@ def _grid_cases(identities: tuple[str, ...], compared: bool = False) -> list[dic
     return cases
 
 
-def _decoded(png: bytes) -> Any:
-    import io
+class _Cells(HTMLParser):
+    """Each chart table's caption and its cells' classes and texts, in order."""
 
-    import matplotlib.image
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[dict[str, Any]] = []
+        self._where: str | None = None
 
-    return matplotlib.image.imread(io.BytesIO(png), format="png")
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self.tables.append({"caption": "", "cells": []})
+        elif tag == "caption":
+            self._where = "caption"
+        elif tag == "td" and self.tables:
+            self.tables[-1]["cells"].append({"class": (a.get("class") or "").split(), "text": ""})
+            self._where = "td"
+        for name in ("img", "script"):
+            assert tag != name, f"a chart is drawn in HTML, with no <{name}>"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("caption", "td"):
+            self._where = None
+
+    def handle_data(self, data: str) -> None:
+        if self._where == "caption":
+            self.tables[-1]["caption"] += data
+        elif self._where == "td":
+            self.tables[-1]["cells"][-1]["text"] += data
+
+
+def _cells(chart: str) -> list[dict[str, Any]]:
+    parsed = _Cells()
+    parsed.feed(chart)
+    return parsed.tables
 
 
 def test_direction_heatmaps_draw_one_panel_per_direction_and_mark_failing_cells() -> None:
-    from mathcomp_tests.report import figures, sections
+    from mathcomp_tests.report import charts, sections
 
     cases = _grid_cases(("std",))
-    png = figures.direction_heatmaps(sections._rows_by_position(cases, "std"), "caption")
-    image = _decoded(png)
-    height, width = image.shape[:2]
-    assert width > 500 and height > 400, "three stacked panels, legible at normal size"
-    assert image[..., :3].std() > 0.05, "not a blank picture"
-    # Framed cells are drawn in near-black: the failing direct-more cells add dark pixels.
+    tables = _cells(charts.direction_heatmaps(sections._rows_by_position(cases, "std"), "caption"))
+    assert [t["caption"] for t in tables] == ["DirErr(less) %", "DirErr(equal) %", "DirErr(more) %"]
+    more = tables[2]["cells"]  # rows begin, end; columns neutral, dir-more
+    assert [c["text"] for c in more] == ["0.0≤20", "25.0≤20", "0.0≤20", "25.0≤20"]
+    assert ["fail" in c["class"] for c in more] == [False, True, False, True], "direct-more fails: framed"
+    assert [c["text"] for c in tables[1]["cells"]] == ["n/a"] * 4 and "na" in tables[1]["cells"][0]["class"]
     passing = [dict(c, breaches=[]) for c in cases]
-    plain = _decoded(figures.direction_heatmaps(sections._rows_by_position(passing, "std"), "caption"))
-    assert (image[..., :3] < 0.15).sum() > (plain[..., :3] < 0.15).sum() + 500
+    plain = _cells(charts.direction_heatmaps(sections._rows_by_position(passing, "std"), "caption"))
+    assert not any("fail" in c["class"] for t in plain for c in t["cells"])
+
+
+def test_chart_text_is_escaped() -> None:
+    from mathcomp_tests.report import charts, sections
+
+    hostile = '<img src=x onerror="alert(1)">'
+    cases = [dict(c, identity=hostile) for c in _grid_cases(("std",))]
+    chart = charts.identity_table(cases, [hostile], hostile)
+    assert "<img" not in chart and escape(hostile) in chart
+    assert "<img" not in sections.combined_figures_html([(hostile, _grid_cases(("std",)))])
 
 
 def test_figure_sections_add_identity_tables_and_the_baseline_change_when_there_are_some() -> None:
@@ -123,8 +163,10 @@ def test_figure_sections_add_identity_tables_and_the_baseline_change_when_there_
     assert plain.count('class="mathcomp-figure"') == 1
     both = run_figures_html(_grid_cases(("std", "woman"), compared=True), [])
     assert both.count('class="mathcomp-figure"') == 3
-    assert 'alt="identity table, format one-word"' in both and 'alt="change against the baseline' in both
-    assert both.count('src="data:image/png;base64,') == 3
+    assert 'aria-label="identity table, format one-word"' in both and 'aria-label="change against the baseline' in both
+    assert "data:image" not in both, "no picture to render: the charts are HTML"
+    identity = _cells(both)[-3:]  # less, equal, more: rows framing x position, columns std and woman
+    assert [len(t["cells"]) for t in identity] == [8, 8, 8]
 
 
 def test_importing_the_plugin_does_not_import_matplotlib() -> None:
@@ -138,48 +180,49 @@ def test_importing_the_plugin_does_not_import_matplotlib() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def _dark(image: Any) -> int:
-    return int((image[..., :3] < 0.15).all(axis=-1).sum())
+def test_a_runs_report_draws_without_matplotlib() -> None:
+    """The report's charts are HTML: a run's end pays no plotting library (seconds a run)."""
+    import subprocess
+    import sys
 
+    from helpers.suite_runner import REPO
 
-def _white(image: Any) -> int:
-    return int((image[..., :3] > 0.92).all(axis=-1).sum())
-
-
-def test_the_fails_frame_shows_on_a_near_black_cell() -> None:
-    from helpers.summaries import case
-
-    from mathcomp_tests.report import figures, sections
-
-    cells = [case("direct-more", p, dir_err={"more": 1.0}, ceiling=0.2) for p in ("begin", "end")]
-    passing = [dict(c, breaches=[]) for c in cells]
-    framed = _decoded(figures.direction_heatmaps(sections._rows_by_position(cells, "std"), "x"))
-    plain = _decoded(figures.direction_heatmaps(sections._rows_by_position(passing, "std"), "x"))
-    # At 100% the cell is the darkest red; only a light line inside the frame tells it apart.
-    assert _white(framed) > _white(plain) + 300
+    code = (
+        "import sys\n"
+        "from helpers.summaries import case, change, summary\n"
+        "from mathcomp_tests.report.sections import run_figures_html\n"
+        "cases = [case('neutral', p, changes={'less': change(0.2, 0.001)}) for p in ('begin', 'end')]\n"
+        "records = [{'case': 'c', 'scenario': str(i), 'category': 'money', 'gold': 'more', 'label': 'less', "
+        "'status': 'ok'} for i in range(9)]\n"
+        "html = run_figures_html(cases, records)\n"
+        "print(html.count('mathcomp-figure\"'), 'matplotlib' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO / "tests", capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["3", "False"], out.stdout
 
 
 def test_the_change_map_frames_a_breach_thickly_and_a_significant_fall_thinly() -> None:
     from helpers.summaries import case, change
 
-    from mathcomp_tests.report import figures, sections
+    from mathcomp_tests.report import charts, sections
 
-    def drawn(c: dict[str, Any]) -> Any:
+    def drawn(c: dict[str, Any]) -> list[str]:
         cases = [case("neutral", p, changes={"less": c}) for p in ("begin", "end")]
-        return _decoded(figures.delta_heatmaps(sections._rows_by_position(cases, "std"), "x"))
+        less = _cells(charts.delta_heatmaps(sections._rows_by_position(cases, "std"), "x"))[0]
+        assert less["caption"] == "change in DirErr(less), points"
+        return [c["class"] for c in less["cells"]][0]
 
-    none = drawn(change(0.2, 0.3))
-    rise = drawn(change(0.2, 0.001))
+    assert "fail" in drawn(change(0.2, 0.001)), "a breach: a thick frame"
     fall = drawn(change(-0.2, 0.001))
-    assert rise.shape == none.shape == fall.shape
-    assert _dark(rise) > _dark(none) + 500, "a breach: a thick frame"
-    assert _dark(fall) < _dark(none) + 100, "an improvement is no failure: no thick frame"
-    grey = ((fall[..., :3] > 0.2) & (fall[..., :3] < 0.35)).all(axis=-1).sum()
-    assert grey > ((none[..., :3] > 0.2) & (none[..., :3] < 0.35)).all(axis=-1).sum() + 100, "but a thin one"
+    assert "fail" not in fall and "changed" in fall, "an improvement is no failure: a thin frame"
+    none = drawn(change(0.2, 0.3))
+    assert "fail" not in none and "changed" not in none, "not significant: no frame"
 
 
 def test_the_category_chart_draws_the_baseline_on_the_same_items() -> None:
-    from mathcomp_tests.report import figures, pooled, sections
+    from mathcomp_tests.report import charts, pooled, sections
 
     golds = ["less", "more", "equal"] * 10
     records = [
@@ -197,10 +240,11 @@ def test_the_category_chart_draws_the_baseline_on_the_same_items() -> None:
     now, base = pooled.by_category(records), pooled.by_category(records, baseline)
     assert now["money"]["less"] is not None and now["money"]["less"][0] == 1.0
     assert base["money"]["less"] is not None and base["money"]["less"][0] == 0.0
-    with_base = _decoded(figures.category_bars(now, "x", base))
-    without = _decoded(figures.category_bars(now, "x"))
-    assert _dark(with_base) > _dark(without) + 100
-    assert "Black bars: the baseline" in sections.run_figures_html(_grid_cases(("std",)), records, baseline)
+    with_base = charts.category_bars(now, "x", base)
+    without = charts.category_bars(now, "x")
+    assert with_base.count('class="base"') == 6 and 'class="base"' not in without
+    assert 'style="width:100.0%;background:#1f77b4"' in with_base, "DirErr(less) 100% in both categories"
+    assert "Black ticks: the baseline" in sections.run_figures_html(_grid_cases(("std",)), records, baseline)
 
 
 def test_a_cue_invariance_row_without_a_ceiling_says_so() -> None:

@@ -21,15 +21,22 @@ TITLE = "MathComp framing-bias report"
 PROBE = """
 <script>
 window.addEventListener('load', () => {
-  const images = [...document.querySelectorAll('.mathcomp-figure img')];
+  const figures = [...document.querySelectorAll('.mathcomp-figure')];
   document.documentElement.setAttribute('data-probe', JSON.stringify({
     title: document.title,
-    images: images.map(i => ({alt: i.alt, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight})),
+    figures: figures.map(f => ({
+      label: f.getAttribute('aria-label'),
+      width: f.getBoundingClientRect().width,
+      height: f.getBoundingClientRect().height,
+      cells: f.querySelectorAll('td').length,
+      coloured: [...f.querySelectorAll('td.cell')]
+        .filter(c => getComputedStyle(c).backgroundColor !== 'rgba(0, 0, 0, 0)').length,
+    })),
   }));
 });
 </script>
 """
-"""Added to a copy of the page: after load, records what each figure decoded to and the title."""
+"""Added to a copy of the page: after load, records how each chart was laid out and the title."""
 
 
 def hostile_every_third(index: int, attempt: int) -> Fault:
@@ -105,14 +112,41 @@ def rendered(hostile_run: SuiteRun, tmp_path_factory: pytest.TempPathFactory) ->
     return dom, json.loads(probe)
 
 
-def test_every_figure_is_present_and_decoded(
+def test_every_chart_is_present_and_laid_out(
     hostile_run: SuiteRun, rendered: tuple[_Dom, dict[str, Any]]
 ) -> None:
     _, probe = rendered
-    alts = [i["alt"] for i in probe["images"]]
-    assert alts == ["DirErr heat-map, format one-word", "DirErr by category"], alts
-    for image in probe["images"]:
-        assert image["complete"] and image["width"] > 300 and image["height"] > 150, image
+    labels = [f["label"] for f in probe["figures"]]
+    assert labels == ["DirErr heat-map, format one-word", "DirErr by category"], labels
+    for figure in probe["figures"]:  # the category chart has one row here (12 scenarios, one category)
+        assert figure["width"] > 300 and figure["height"] > 80, figure
+    heatmap = probe["figures"][0]  # 3 directions x 2 positions x 3 framings, every cell coloured
+    assert heatmap["cells"] == heatmap["coloured"] == 18, heatmap
+
+
+def test_a_fails_frame_shows_on_the_darkest_cell(tmp_path: Path) -> None:
+    """At 100% a cell is the darkest red: the frame's white inner line is what tells a failing one apart."""
+    import io
+
+    import matplotlib.image
+    import numpy as np
+
+    from mathcomp_tests.report import charts
+
+    def white_pixels(fails: bool) -> int:
+        cell = charts._cell(1.0, "≤20", "a 100% cell", diverging=False, marks="fail" if fails else "")
+        page = tmp_path / f"cell-{fails}.html"
+        body = f'<div class="mathcomp-chart"><table><tr>{cell}{cell}</tr></table></div>'
+        page.write_text(f"<html><body style='margin:0'>{charts.STYLE}{body}</body></html>", encoding="utf-8")
+        shot = screenshot(page, tmp_path / f"cell-{fails}.png", tmp_path / "profile", size="400,200")
+        image = matplotlib.image.imread(io.BytesIO(shot.read_bytes()), format="png")
+        dark_red = (image[..., 0] > 0.3) & (image[..., 1] < 0.1)
+        rows, columns = np.flatnonzero(dark_red.any(axis=1)), np.flatnonzero(dark_red.any(axis=0))
+        inside = image[rows.min() : rows.max() + 1, columns.min() : columns.max() + 1]  # the two cells
+        return int((inside[..., :3] > 0.92).all(axis=-1).sum())
+
+    framed, plain = white_pixels(True), white_pixels(False)
+    assert framed > 2 * plain and framed > plain + 100, (framed, plain)
 
 
 def test_numbers_on_the_page_equal_summary_json(

@@ -203,14 +203,17 @@ def page_body(all_rows: Sequence[RunRow]) -> str:
         mark = (worst[1].case, worst[1].label) if worst is not None else None
         parts.append(
             sections.figure_html(
-                figures.regression_lines(
-                    ticks,
-                    lines,
-                    means,
-                    mark,
-                    [bool(r.partial) for r in group],
-                    f"{name}: DirErr per case across runs",
-                    f"mean over the {len(shared)} cases every run has",
+                sections.png_html(
+                    figures.regression_lines(
+                        ticks,
+                        lines,
+                        means,
+                        mark,
+                        [bool(r.partial) for r in group],
+                        f"{name}: DirErr per case across runs",
+                        f"mean over the {len(shared)} cases every run has",
+                    ),
+                    f"history of {name}",
                 ),
                 f"history of {name}",
                 "One thin line per case; thick, the mean over the cases every run of the group has (so that "

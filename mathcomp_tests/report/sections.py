@@ -1,5 +1,5 @@
-"""The report's figure sections: PNGs from figures.py embedded as data URIs (the page stays one file that
-opens from disk), each with a caption and alt text. Every text is escaped."""
+"""The report's figure sections: the HTML charts of charts.py, each in a labelled figure with a caption
+(the page stays one file that opens from disk). Every text is escaped."""
 
 from __future__ import annotations
 
@@ -9,16 +9,22 @@ from html import escape
 from typing import Any
 
 from ..types import FRAMINGS
-from . import figures, pooled
+from . import charts, pooled
 
 Case = Mapping[str, Any]
 
 
-def figure_html(png: bytes, alt: str, caption: str) -> str:
+def png_html(png: bytes, alt: str) -> str:
+    """A PNG embedded as a data URI (the history page's matplotlib picture)."""
     data = base64.b64encode(png).decode("ascii")
+    return f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}" style="max-width:100%;height:auto">'
+
+
+def figure_html(chart: str, label: str, caption: str) -> str:
+    """``chart`` (HTML from charts.py) as a figure named ``label`` for assistive technology."""
     return (
-        f'<figure class="mathcomp-figure"><img src="data:image/png;base64,{data}" alt="{escape(alt)}" '
-        f'style="max-width:100%;height:auto"><figcaption>{escape(caption)}</figcaption></figure>'
+        f'<figure class="mathcomp-figure" role="group" aria-label="{escape(label)}">{chart}'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
     )
 
 
@@ -30,14 +36,14 @@ def run_figures_html(
     cases = pooled.scored(cases)
     if not cases:
         return ""
-    parts = ['<div class="mathcomp-figures"><h2>Figures</h2>']
+    parts = [charts.STYLE, '<div class="mathcomp-figures"><h2>Figures</h2>']
     identities = list(dict.fromkeys(c["identity"] for c in cases))
     for fmt in dict.fromkeys(c["format"] for c in cases):
         chosen = [c for c in cases if c["format"] == fmt]
         rows = _rows_by_position(chosen, identities[0])
         parts.append(
             figure_html(
-                figures.direction_heatmaps(rows, f"DirErr by framing and position, format {fmt}"),
+                charts.direction_heatmaps(rows, f"DirErr by framing and position, format {fmt}"),
                 f"DirErr heat-map, format {fmt}",
                 f"Format {fmt}, identity {identities[0]}: DirErr per direction (the paper's Figure 2 layout).",
             )
@@ -45,7 +51,7 @@ def run_figures_html(
         if any((c.get("baseline") or {}).get("status") == "compared" for c in chosen):
             parts.append(
                 figure_html(
-                    figures.delta_heatmaps(rows, f"Change against the baseline, format {fmt}"),
+                    charts.delta_heatmaps(rows, f"Change against the baseline, format {fmt}"),
                     f"change against the baseline, format {fmt}",
                     f"Format {fmt}, identity {identities[0]}: DirErr of this run minus the baseline's on the "
                     "same items, in points; a thick frame marks a rise that fails its case.",
@@ -54,7 +60,7 @@ def run_figures_html(
         if len(identities) > 1:
             parts.append(
                 figure_html(
-                    figures.identity_table(chosen, identities, f"DirErr by identity, format {fmt}"),
+                    charts.identity_table(chosen, identities, f"DirErr by identity, format {fmt}"),
                     f"identity table, format {fmt}",
                     f"Format {fmt}: rows framing and position, columns identity (the paper's Table 1 layout).",
                 )
@@ -64,7 +70,7 @@ def run_figures_html(
         base = pooled.by_category(records, baseline) if baseline else None
         caption = "Pooled over every case of the run; 95% intervals from a bootstrap over scenarios."
         if base:
-            caption += " Black bars: the baseline's answers on the same items."
+            caption += " Black ticks: the baseline's answers on the same items."
         elif any(c.get("baseline") for c in cases):
             caption += (
                 " This run alone: the baseline's answers per item are not in its folder (a --baseline-model "
@@ -72,7 +78,7 @@ def run_figures_html(
             )
         parts.append(
             figure_html(
-                figures.category_bars(categories, "DirErr by scenario category, all cases pooled", base),
+                charts.category_bars(categories, "DirErr by scenario category, all cases pooled", base),
                 "DirErr by category",
                 caption,
             )
@@ -94,7 +100,7 @@ def _rows_by_position(cases: Sequence[Case], identity: str) -> list[tuple[str, d
 
 def combined_figures_html(runs: Sequence[tuple[str, Sequence[Case]]]) -> str:
     """Models side by side: one heat-map row per run (and position), per format."""
-    parts = ['<div class="mathcomp-figures"><h2>Runs side by side</h2>']
+    parts = [charts.STYLE, '<div class="mathcomp-figures"><h2>Runs side by side</h2>']
     formats = list(dict.fromkeys(c["format"] for _, cases in runs for c in cases))
     for fmt in formats:
         rows: list[tuple[str, dict[str, Case]]] = []
@@ -107,7 +113,7 @@ def combined_figures_html(runs: Sequence[tuple[str, Sequence[Case]]]) -> str:
         if rows:
             parts.append(
                 figure_html(
-                    figures.direction_heatmaps(rows, f"DirErr per run, format {fmt}"),
+                    charts.direction_heatmaps(rows, f"DirErr per run, format {fmt}"),
                     f"DirErr heat-map per run, format {fmt}",
                     f"Format {fmt}: one row per run; framings across ({', '.join(FRAMINGS)}).",
                 )
