@@ -183,7 +183,10 @@ def _fill_persons(text: str, names: Names) -> str:
         seen.add(who)
         before = text[last : match.start()]
         out.append(before)
-        if _SENTENCE_START.search("".join(out)):
+        # Whether the text so far ends a sentence shows in its last two pieces (the name put in before, then
+        # the text since), unless that name is blank: no need to join the whole text at every name.
+        window = out[-2] + before if len(out) >= 2 and out[-2].strip() else "".join(out)
+        if _SENTENCE_START.search(window):
             word = word[:1].upper() + word[1:]
         out.append(word)
         last = match.end()

@@ -425,20 +425,20 @@ def test_merging_drops_a_parts_cut_last_line_and_says_so(tmp_path: Path) -> None
     killed = tmp_path / "results.gw0.jsonl"
     killed.write_text("".join(whole[:2]) + whole[2][:20])  # stopped half way through its third line
     (tmp_path / "results.gw1.jsonl").write_text("".join(json.dumps(record("b", n)) + "\n" for n in range(2)))
-    notes = results.merge_parts(tmp_path, items.record_key)
-    assert notes == [
+    merged_parts = results.merge_parts(tmp_path, items.record_key)
+    assert merged_parts.notes == [
         f"{killed}: line 3 is cut short (the run was stopped while writing it); dropped, the 2 records "
         "before it kept"
     ]
     merged = [json.loads(line) for line in (tmp_path / results.RESULTS).read_text().splitlines()]
-    assert merged == [record("a", 0), record("a", 1), record("b", 0), record("b", 1)]
+    assert merged == merged_parts.records == [record("a", 0), record("a", 1), record("b", 0), record("b", 1)]
     assert not killed.exists()
 
 
 def test_merging_names_a_damaged_line_inside_a_part_and_keeps_the_rest(tmp_path: Path) -> None:
     part = tmp_path / "results.main.jsonl"
     part.write_text(json.dumps(record("a", 0)) + "\n" + '{"case": "a", "scen\n' + json.dumps(record("a", 1)) + "\n")
-    notes = results.merge_parts(tmp_path, items.record_key)
+    notes = results.merge_parts(tmp_path, items.record_key).notes
     assert len(notes) == 1 and notes[0].startswith(f"{part}: line 2 is not a JSON record (") and "dropped" in notes[0]
     assert len((tmp_path / results.RESULTS).read_text().splitlines()) == 2
 

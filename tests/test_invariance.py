@@ -133,11 +133,11 @@ def test_the_resample_weights_are_the_draws_counted_per_resample() -> None:
     same draws the seeded generator gives, counted per cluster."""
     import numpy as np
 
-    from mathcomp_tests.scoring.invariance import _resample_weights
+    from mathcomp_tests.scoring.intervals import resample_weights
 
-    weights = _resample_weights(50, 7, 3)
+    weights = resample_weights(50, 7, 3)
     draws = np.random.default_rng(3).integers(0, 7, size=(50, 7))
     expected = np.zeros((50, 7))
     np.add.at(expected, (np.arange(50)[:, None], draws), 1.0)
     assert (weights == expected).all() and (weights.sum(axis=1) == 7).all()
-    assert _resample_weights(50, 7, 3) is weights and not weights.flags.writeable
+    assert resample_weights(50, 7, 3) is weights and not weights.flags.writeable

@@ -126,7 +126,7 @@ class ResponseCache:
                     chunk,
                 ).fetchall()
                 for key, text, tin, tout, meta in rows:
-                    found[key] = Response(text, None, True, tin, tout, json.loads(meta))
+                    found[key] = Response(text, None, True, tin, tout, json.loads(meta) if meta != "{}" else {})
         return found
 
     def put(self, key: str, backend: Backend, response: Response) -> None:

@@ -396,14 +396,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     run = state.run
     run.close()
-    dropped = results.merge_parts(run.run_dir, records.record_key)
+    merged = results.merge_parts(run.run_dir, records.record_key)
+    dropped = merged.notes
     for sub in (GENERATED, REVEAL_AFTER):
         if (run.run_dir / sub).is_dir():
-            dropped += results.merge_parts(run.run_dir / sub, records.record_key)
+            dropped += results.merge_parts(run.run_dir / sub, records.record_key).notes
     state.notes += dropped
     from ..run.summary import run_summary
 
-    state.records = results.read_records(run.run_dir)
+    state.records = merged.records
     state.summary = run_summary(run, state.cases, state.generated_cases, state.records)
     state.summary["records_dropped"] = dropped
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))

@@ -8,6 +8,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,17 @@ class ResultsWriter:
         self._fh.close()
 
 
-def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> list[str]:
+@dataclass(frozen=True)
+class Merged:
+    """results.jsonl once merged: its records, in its order, and a note for every line dropped."""
+
+    records: list[dict[str, Any]]
+    notes: list[str]
+
+
+def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> Merged:
     """Join every process's results.<worker>.jsonl into results.jsonl (the parts are removed); returns
-    a note for every line dropped.
+    its records (parsed once here: the summary and the report read them) and a note for every line dropped.
 
     One line per ``key``: where a case ran twice in one run (``--dist=each``, a rerun) the later answer
     stands, in the place of the first. A process killed while writing (an xdist worker, SIGKILL) leaves
@@ -51,7 +60,7 @@ def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> 
     """
     target = run_dir / RESULTS
     sources = ([target] if target.exists() else []) + sorted(run_dir.glob("results.*.jsonl"))
-    merged: dict[Hashable, str] = {}
+    merged: dict[Hashable, tuple[str, dict[str, Any]]] = {}
     notes: list[str] = []
     for source in sources:
         lines = source.read_bytes().split(b"\n")
@@ -71,15 +80,15 @@ def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> 
                     else f"{source}: line {number} is not a JSON record ({exc}); dropped, the other lines kept"
                 )
                 continue
-            merged[key(record)] = line + "\n"
+            merged[key(record)] = (line + "\n", record)
             kept += 1
     tmp = target.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as out:
-        out.writelines(merged.values())
+        out.writelines(line for line, _ in merged.values())
     os.replace(tmp, target)
     for source in sources[1 if target in sources else 0 :]:
         source.unlink()
-    return notes
+    return Merged([record for _, record in merged.values()], notes)
 
 
 def _cut_short(path: Path, number: int, kept: int) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,21 +20,25 @@ def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bo
     ``gated``: the run held these to their ceilings (--invariance). Drift loads the sentence-embedding
     model, so it is computed only then."""
     drift = gated
+    by_case: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:  # a case's records name one condition: read it once per case
+        by_case[str(record["case"])].append(record)
     groups: dict[Condition, list[Mapping[str, Any]]] = defaultdict(list)
-    for record in records:
-        groups[cue_pairs.condition_of(record)].append(record)
+    for rows in by_case.values():
+        groups[cue_pairs.condition_of(rows[0])] += rows
+    ceilings_of = functools.cache(lambda framing: run.thresholds.invariance(run.spec, framing)[0])
     neutral, cues, notes = [], [], set()
     for condition, rows in groups.items():
         if condition.framing != NEUTRAL:
             continue
-        ceilings, _ = run.thresholds.invariance(run.spec, NEUTRAL)
+        ceilings = ceilings_of(NEUTRAL)
         neutral.append(cue_pairs.neutral_summary(cue_pairs.from_records(rows), condition, ceilings))
     for condition, rows in groups.items():
         partner = cue_pairs.neutral_partner(condition)
         if condition.framing == NEUTRAL or partner not in groups:
             continue
         persons = _persons(run, condition) if condition.format in rationale.RATIONALE_FORMATS else {}
-        ceilings, _ = run.thresholds.invariance(run.spec, condition.framing)
+        ceilings = ceilings_of(condition.framing)
         compared = cue_pairs.compare(
             cue_pairs.from_records(groups[partner], _persons(run, partner) if persons else {}),
             cue_pairs.from_records(rows, persons),

@@ -4,9 +4,10 @@ independent), and the exact McNemar test and a paired interval for a change betw
 
 from __future__ import annotations
 
+import functools
 import math
-import random
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 Z95 = 1.959963984540054
 """The standard normal quantile for a two-sided 95% interval."""
@@ -38,22 +39,29 @@ def cluster_bootstrap(
     ``clusters`` maps a scenario id to its (hits, n) pairs, one per case that pools it. Resampling scenarios
     (not items) keeps the correlation between cases that share a scenario, which a per-item interval ignores.
     """
+    import numpy as np  # here, not at module level: importing the plugin stays cheap
+
     totals = [(sum(h for h, _ in pairs), sum(n for _, n in pairs)) for pairs in clusters.values()]
     totals = [t for t in totals if t[1] > 0]
     if not totals:
         return None
-    rng = random.Random(seed)
-    k = len(totals)
-    estimates = []
-    for _ in range(reps):
-        hits = n = 0
-        for _ in range(k):
-            h, m = totals[rng.randrange(k)]
-            hits += h
-            n += m
-        estimates.append(hits / n)
-    estimates.sort()
-    return estimates[int(0.025 * (reps - 1))], estimates[int(math.ceil(0.975 * (reps - 1)))]
+    sums = resample_weights(reps, len(totals), seed) @ np.array(totals, dtype=float)
+    estimates = np.sort(sums[:, 0] / sums[:, 1])
+    return float(estimates[int(0.025 * (reps - 1))]), float(estimates[int(math.ceil(0.975 * (reps - 1)))])
+
+
+@functools.lru_cache(maxsize=4)
+def resample_weights(reps: int, k: int, seed: int) -> Any:
+    """How often each of ``k`` clusters is drawn in each of ``reps`` resamples (read-only): the same for
+    every pooled number of a run with the same scenarios, so drawn once (a few sizes kept: reps x k floats
+    each). A resample's estimate is then one matrix product with the clusters' counts."""
+    import numpy as np
+
+    draws = np.random.default_rng(seed).integers(0, k, size=(reps, k))
+    cells = (draws + k * np.arange(reps)[:, None]).ravel()  # one bincount over (resample, cluster) cells
+    weights = np.bincount(cells, minlength=reps * k).reshape(reps, k).astype(float)
+    weights.setflags(write=False)
+    return weights
 
 
 def mcnemar_exact(b: int, c: int) -> float:

@@ -39,14 +39,13 @@ counts, so a replicate is a reweighting of those counts.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..types import LABELS, Label
-from .intervals import BOOTSTRAP_REPS, BOOTSTRAP_SEED
+from .intervals import BOOTSTRAP_REPS, BOOTSTRAP_SEED, resample_weights
 
 SAMPLE_SEP = "#"
 """Keys of sampled answers are ``<scenario>#<sample>``; the bootstrap resamples the scenario."""
@@ -169,19 +168,6 @@ def _neutral_values(s: Any) -> dict[str, Any]:
         return {"edr": s[..., 5] / s[..., 4], "nd": np.abs(s[..., 2] - s[..., 1]) / s[..., 0]}
 
 
-@functools.lru_cache(maxsize=4)
-def _resample_weights(reps: int, k: int, seed: int) -> Any:
-    """How often each of ``k`` clusters is drawn in each of ``reps`` resamples (read-only): the same for
-    every metric of a run with the same scenarios, so drawn once (a few sizes kept: reps x k floats each)."""
-    import numpy as np
-
-    draws = np.random.default_rng(seed).integers(0, k, size=(reps, k))
-    cells = (draws + k * np.arange(reps)[:, None]).ravel()  # one bincount over (resample, cluster) cells
-    weights = np.bincount(cells, minlength=reps * k).reshape(reps, k).astype(float)
-    weights.setflags(write=False)
-    return weights
-
-
 def _bootstrap(counts: dict[str, list[float]], values: Any, reps: int, seed: int) -> dict[str, Any]:
     """Percentile intervals of each metric over ``reps`` resamples of the clusters (scenarios)."""
     import numpy as np
@@ -189,7 +175,7 @@ def _bootstrap(counts: dict[str, list[float]], values: Any, reps: int, seed: int
     if not counts:
         return {}
     matrix = np.array(list(counts.values()), dtype=float)
-    replicates = values(_resample_weights(reps, len(matrix), seed) @ matrix)
+    replicates = values(resample_weights(reps, len(matrix), seed) @ matrix)
     out: dict[str, list[float] | None] = {}
     for name, est in replicates.items():
         if est.ndim != 1:
