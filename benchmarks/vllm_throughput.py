@@ -15,7 +15,8 @@ the default matrix (7 framings x 2 positions x 300 scenarios = 4,200 prompts) an
 - `hf`, `logprob`, `hf_logprob` (first scale): our hf backend on the same weights in this process (its CPU
   is the model's too), and label log-probability scoring through vLLM and through hf.
 
-Goals: batched >= 0.8 of offline throughput; < 0.3 ms client CPU per prompt. Prefix caching is off in
+Goals: the suite (pytest, end to end) at >= 0.8 of offline throughput and < 0.3 ms of client CPU per
+prompt (judged on the batched client where the suite was not run). Prefix caching is off in
 both engines, so that no run profits from an earlier one's prompts. Writes
 reports/benchmarks/vllm_throughput.json with the machine and its load before and after.
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import tempfile
@@ -149,7 +151,9 @@ def timed(backend: Any, batches: list[list[Prompt]]) -> dict[str, Any]:
 
 
 def suite(model: Path, url: str, dtype: str, scale: int, tmp: Path) -> dict[str, Any]:
-    """pytest end to end on the matrix, with a fresh response cache; its process tree's CPU."""
+    """pytest end to end on the matrix with no answer cached (the dataset's check is, as on a user's second
+    run: a --collect-only run first makes it); its process tree's CPU, and pytest's own session time
+    (after start-up: the cases and the report)."""
     loose = tmp / "loose.toml"
     loose.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 1.0\n")
     command = pytest_command(
@@ -163,6 +167,9 @@ def suite(model: Path, url: str, dtype: str, scale: int, tmp: Path) -> dict[str,
         "--deselect=mathcomp_tests/suite/test_generated.py",
         "--noconftest",  # the engine is measured: no ceiling and no check of the repository's own fails it
     )
+    warm = subprocess.run([*command, "--collect-only", "-q"], cwd=ROOT, env=suite_env(), capture_output=True)
+    if warm.returncode != 0:
+        raise SystemExit(f"collecting the suite failed ({warm.returncode}):\n{warm.stdout[-3000:]!r}")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(command, cwd=ROOT, env=suite_env(), capture_output=True, text=True)
@@ -172,10 +179,12 @@ def suite(model: Path, url: str, dtype: str, scale: int, tmp: Path) -> dict[str,
         raise SystemExit(f"the suite failed ({proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     n = len(FRAMINGS) * len(POSITIONS) * 300 * scale
+    session = re.search(r" in ([0-9.]+)s", proc.stdout.strip().splitlines()[-1])
     return {
         "prompts": n,
         "seconds": round(wall, 2),
         "prompts_per_s": round(n / wall, 1),
+        "session_s": float(session.group(1)) if session else None,
         "cpu_s": round(cpu, 2),
         "cpu_ms_per_prompt": round(1000 * cpu / n, 3),
     }
@@ -191,7 +200,7 @@ def main() -> None:
     parser.add_argument("--vllm-dtype", default="float32")
     parser.add_argument("--scales", default="1,10", help="matrix sizes: 1 is the default matrix, 10 is 10x")
     parser.add_argument(
-        "--only-batched-at", default="10", help="scales measured offline and batched only (no suite, router)"
+        "--only-batched-at", default="", help="scales measured offline and batched only (no suite, router)"
     )
     parser.add_argument("--router-prompts", type=int, default=4200, help="prompts for the Router path")
     parser.add_argument("--vllm-args", default="", help="extra server arguments (--tensor-parallel-size 2)")
@@ -332,8 +341,13 @@ def summarise(result: dict[str, Any]) -> None:
         for name in ("batched", "per_case", "suite", "router", "hf", "logprob", "hf_logprob"):
             if name in entry:
                 entry[name]["share_of_offline"] = round(entry[name]["prompts_per_s"] / offline_rate, 3)
-        entry["goal_share_0_8_met"] = entry["batched"]["share_of_offline"] >= 0.8
-        entry["goal_cpu_0_3_ms_met"] = entry["batched"]["client_cpu_ms_per_prompt"] < 0.3
+        # The goals hold the suite as a user runs it (pytest, end to end); the batched client alone is
+        # what the suite adds its own work to.
+        judged = entry.get("suite") or entry["batched"]
+        entry["goals_judged_on"] = "suite" if "suite" in entry else "batched"
+        entry["goal_share_0_8_met"] = judged["share_of_offline"] >= 0.8
+        cpu = judged.get("cpu_ms_per_prompt", judged.get("client_cpu_ms_per_prompt"))
+        entry["goal_cpu_0_3_ms_met"] = cpu < 0.3
 
 
 if __name__ == "__main__":
