@@ -65,7 +65,7 @@ class Row:
 
     def values(self) -> tuple[object, ...]:
         r = self.response
-        meta = json.dumps(r.meta, default=str)
+        meta = json.dumps(r.meta, default=str) if r.meta else "{}"
         return (
             self.key,
             self.model,

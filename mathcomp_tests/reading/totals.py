@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import sympy
+if TYPE_CHECKING:  # sympy loads with the first total read, not with the plugin (a quarter second a run)
+    import sympy
 
 _NUMBER = r"([-+]?\s*\$?\s*\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?)"
 
@@ -29,6 +31,8 @@ class Totals:
 
 def number(text: str) -> sympy.Rational | None:
     """An exact rational from a written number, or None when it is not one."""
+    import sympy
+
     cleaned = re.sub(r"[\s$,]", "", text)
     try:
         value = sympy.Rational(cleaned)
@@ -60,6 +64,8 @@ def compare(totals: Totals) -> str | None:
     """B's total against A's, decided by sympy: more, less or equal (None when a total is missing)."""
     if totals.a is None or totals.b is None:
         return None
+    import sympy
+
     if sympy.Gt(totals.b, totals.a) == sympy.true:
         return "more"
     if sympy.Lt(totals.b, totals.a) == sympy.true:
@@ -69,6 +75,8 @@ def compare(totals: Totals) -> str | None:
 
 def show(value: sympy.Rational) -> str:
     """A total as the locked-totals recap writes it: an integer, a decimal, or p/q."""
+    import sympy
+
     if value.q == 1:
         return str(value.p)
     decimal = float(value)
