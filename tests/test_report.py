@@ -169,13 +169,14 @@ def test_figure_sections_add_identity_tables_and_the_baseline_change_when_there_
     assert [len(t["cells"]) for t in identity] == [8, 8, 8]
 
 
-def test_importing_the_plugin_does_not_import_matplotlib() -> None:
+def test_importing_the_plugin_does_not_import_matplotlib_numpy_or_sympy() -> None:
     import subprocess
     import sys
 
     from helpers.suite_runner import REPO
 
-    code = "import sys, mathcomp_tests.plugin; print(sorted(m for m in ('matplotlib', 'numpy') if m in sys.modules))"
+    heavy = "('matplotlib', 'numpy', 'sympy')"
+    code = f"import sys, mathcomp_tests.plugin; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
