@@ -59,12 +59,6 @@ class AskedAhead:
             if key not in self._ahead:
                 self._ahead[key] = self._pool.submit(self.inner.complete, list(prompts), decoding)
 
-    @property
-    def pending(self) -> int:
-        """Calls started ahead and not yet taken by ``complete``."""
-        with self._lock:
-            return len(self._ahead)
-
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
     ) -> list[Response]:

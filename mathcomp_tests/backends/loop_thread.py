@@ -36,10 +36,6 @@ class LoopThread:
             future.cancel()
             raise
 
-    @property
-    def closed(self) -> bool:
-        return self.loop.is_closed()
-
     def close(self, last: Coroutine[Any, Any, Any] | None = None) -> None:
         """Cancel every task under way, await ``last`` (closing the client), then stop the loop; twice is
         harmless."""
