@@ -209,7 +209,7 @@ def vllm_throughput(r: Result) -> list[Row]:
                 key, whose = VLLM_AGREEMENT.get(name, ("", ""))
                 same = f", {100 * v[key]:.1f}% the same as {whose}" if key in v else ""
                 cells.append(
-                    f"{rate}, {cpu:.2f} ms CPU/prompt"
+                    f"{rate}, {cpu:.{3 if cpu < 1 else 2}f} ms CPU/prompt"
                     + (f" ({v['prompts']:,} prompts)" if name == "router" else "")
                     + same
                 )

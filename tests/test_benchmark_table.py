@@ -166,7 +166,7 @@ def test_the_vllm_goals_are_judged_on_the_suite_where_it_ran() -> None:
     result = {**VLLM, "scales": {"1": scale}}
     entry = {"returncode": 0, "load_before": [3.0, 1, 1], "load_after": [4.0, 1, 1], "result": result}
     (row,) = table.rows(results(vllm_throughput=entry))
-    assert "pytest 105 prompts/s = 0.75x, 0.90 ms CPU/prompt" in row[2]
+    assert "pytest 105 prompts/s = 0.75x, 0.900 ms CPU/prompt" in row[2]
     assert "pytest's session alone (after start-up) 32.0 s = 0.94x offline" in row[2]
     assert "goals: 0.8x not met, <0.3 ms not met (pytest end to end)" in row[2]
 
