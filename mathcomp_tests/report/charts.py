@@ -10,7 +10,7 @@ folder can be drawn again without a model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -121,6 +121,24 @@ def _chart(caption: str, panels: Sequence[str], footer: str, dense: bool = False
     )
 
 
+Cell = Callable[[str, str, "Case | None", str], str]
+"""(row name, framing, the case or None, label) -> one cell's HTML."""
+
+
+def _framing_panels(rows: Sequence[tuple[str, Mapping[str, Case]]], title: str, cell: Cell) -> list[str]:
+    """One panel per error direction (``title`` formatted with the label), framings across, ``rows`` down."""
+    framings = [f for f in FRAMINGS if any(f in cases for _, cases in rows)]
+    return [
+        _grid(
+            title.format(label=label),
+            [name for name, _ in rows],
+            [SHORT[f] for f in framings],
+            [[cell(name, f, cases.get(f), label) for f in framings] for name, cases in rows],
+        )
+        for label in PANEL_ORDER
+    ]
+
+
 def direction_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: str) -> str:
     """The paper's Figure 2: one panel per error direction, framings across, ``rows`` down.
 
@@ -128,30 +146,23 @@ def direction_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: 
     Each cell shows its ceiling under the value; a cell above its ceiling (its case fails) is bold in a
     black-and-white frame that shows on light and dark cells alike.
     """
-    framings = [f for f in FRAMINGS if any(f in cases for _, cases in rows)]
-    panels = []
-    for label in PANEL_ORDER:
-        cells = []
-        for name, cases in rows:
-            row = []
-            for framing in framings:
-                case = cases.get(framing)
-                value = None if case is None else case["scores"]["dir_err"][label]
-                ceiling = None if case is None else case["ceilings"]["dir_err"][label]
-                fails = case is not None and f"DirErr({label})" in case.get("breaches", [])
-                note = "" if ceiling is None else f"≤{100 * ceiling:.0f}"
-                title = f"{name}, {framing}: DirErr({label}) " + (
-                    "not run" if value is None else f"{100 * value:.1f}%, ceiling {note[1:]}%"
-                )
-                title += ", above it: the case fails" if fails else ""
-                row.append(_cell(value, note, title, diverging=False, marks="fail" if fails else ""))
-            cells.append(row)
-        panels.append(_grid(f"DirErr({label}) %", [n for n, _ in rows], [SHORT[f] for f in framings], cells))
+
+    def cell(name: str, framing: str, case: Case | None, label: str) -> str:
+        value = None if case is None else case["scores"]["dir_err"][label]
+        ceiling = None if case is None else case["ceilings"]["dir_err"][label]
+        fails = case is not None and f"DirErr({label})" in case.get("breaches", [])
+        note = "" if ceiling is None else f"≤{100 * ceiling:.0f}"
+        title = f"{name}, {framing}: DirErr({label}) " + (
+            "not run" if value is None else f"{100 * value:.1f}%, ceiling {note[1:]}%"
+        )
+        title += ", above it: the case fails" if fails else ""
+        return _cell(value, note, title, diverging=False, marks="fail" if fails else "")
+
     footer = _scale(REDS, "0", "100", "DirErr %") + (
         '<div class="note">DirErr(y): the share answered y among items whose truth is not y. Small number: '
         "the ceiling; a thick black-and-white frame and bold: above it (the case fails).</div>"
     )
-    return _chart(caption, panels, footer)
+    return _chart(caption, _framing_panels(rows, "DirErr({label}) %", cell), footer)
 
 
 def delta_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: str) -> str:
@@ -160,36 +171,26 @@ def delta_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: str)
     A rise the paired test finds significant and above ``max_increase`` fails its case: thick frame, bold.
     Any other significant change (a smaller rise, or a fall: an improvement) has a thin dashed frame.
     """
-    framings = [f for f in FRAMINGS if any(f in cases for _, cases in rows)]
-    panels = []
-    for label in PANEL_ORDER:
-        cells = []
-        for name, cases in rows:
-            row = []
-            for framing in framings:
-                change = _change(cases.get(framing), label)
-                if change is None:
-                    row.append(_cell(None, "", f"{name}, {framing}: no baseline", diverging=True))
-                    continue
-                marks = "fail" if change["breach"] else ("changed" if change["significant"] else "")
-                verdict = {"fail": ", a significant rise above max_increase: the case fails"}.get(marks, "")
-                verdict = verdict or (", significant" if marks else ", not significant")
-                title = (
-                    f"{name}, {framing}: DirErr({label}) {100 * change['difference']:+.1f} points against the "
-                    f"baseline, p={change['p_value']:.2g}{verdict}"
-                )
-                note = f"p={change['p_value']:.2g}"
-                row.append(_cell(change["difference"], note, title, diverging=True, marks=marks))
-            cells.append(row)
-        panels.append(
-            _grid(f"change in DirErr({label}), points", [n for n, _ in rows], [SHORT[f] for f in framings], cells)
+
+    def cell(name: str, framing: str, case: Case | None, label: str) -> str:
+        change = _change(case, label)
+        if change is None:
+            return _cell(None, "", f"{name}, {framing}: no baseline", diverging=True)
+        marks = "fail" if change["breach"] else ("changed" if change["significant"] else "")
+        verdict = {"fail": ", a significant rise above max_increase: the case fails"}.get(marks, "")
+        verdict = verdict or (", significant" if marks else ", not significant")
+        title = (
+            f"{name}, {framing}: DirErr({label}) {100 * change['difference']:+.1f} points against the "
+            f"baseline, p={change['p_value']:.2g}{verdict}"
         )
+        return _cell(change["difference"], f"p={change['p_value']:.2g}", title, diverging=True, marks=marks)
+
     footer = _scale(RED_BLUE, "-50", "+50", "candidate - baseline, points") + (
         '<div class="note">Red: DirErr rose; blue: it fell. A thick black-and-white frame and bold: a '
         "significant rise above max_increase (the case fails). A thin dashed frame: a significant change "
         "that does not fail it.</div>"
     )
-    return _chart(caption, panels, footer)
+    return _chart(caption, _framing_panels(rows, "change in DirErr({label}), points", cell), footer)
 
 
 def _change(case: Case | None, label: str) -> Mapping[str, Any] | None:
