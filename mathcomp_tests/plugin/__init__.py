@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import shlex
-import shutil
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import pytest
 
 from .. import formats
-from ..backends.base import BackendError, ServerGoneError, redact
+from ..backends.base import BackendError, ServerGoneError
 from ..backends.cache_admin import DamagedCacheError
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
@@ -31,11 +30,9 @@ from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.result import CaseResult
 from . import options, progress, serving, terminal
+from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
 
-PROPERTY = "mathcomp"
-GENERATED_PROPERTY = "mathcomp-generated"
-REVEAL_PROPERTY = "mathcomp-reveal-after"
-_STATE = pytest.StashKey["State"]()
+_STATE = pytest.StashKey[State]()
 MARKERS = {
     "cot": "a chain-of-thought case (formats cot, cot-json): long generations; -m 'not cot' is the quick gate",
     "identity": "a case whose persons carry an identity marker (not std)",
@@ -44,73 +41,6 @@ MARKERS = {
 }
 SLOW_TOKENS = 64
 INVARIANCE_TESTS = ("test_cue_invariance", "test_neutral_balance")
-
-
-class State:
-    """Per-process state, registered as a plugin: the run, and every case's summary reported so far,
-    one per case id (a case run again, by --dist=each or a rerun, replaces its earlier summary);
-    test_generated's cases apart, under ``generated:<id>``."""
-
-    def __init__(self, run: Run):
-        self.run = run
-        self.by_case: dict[str, dict[str, Any]] = {}
-        self.by_generated: dict[str, dict[str, Any]] = {}
-        self.summary: dict[str, Any] | None = None
-        self.records: list[dict[str, Any]] = []
-        """results.jsonl once merged at the session's end: read once for the summary and the report."""
-        self.notes: list[str] = []
-        self.conditions = {c.id: c for c in conditions(run.settings)}
-        self.reveal_after: dict[str, dict[str, Any]] = {}
-        self.abandoned = False
-        """True when the run stopped on a usage error after its folder was made: the folder is removed."""
-        self.next_item: pytest.Item | None = None
-        """The item pytest runs after the current one (in this process): its case can be asked ahead."""
-
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
-        self.next_item = nextitem
-
-    def ask_next(self) -> None:
-        """Start asking the next item's case while this one runs, where the backend allows it."""
-        test = getattr(self.next_item, "originalname", "")
-        params = getattr(getattr(self.next_item, "callspec", None), "params", {})
-        if test in ("test_framing", "test_generated") and isinstance(params.get("condition"), Condition):
-            self.run.ask_ahead(params["condition"], generated=test == "test_generated")
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self.abandoned and not hasattr(config, "workerinput"):
-            shutil.rmtree(self.run.run_dir, ignore_errors=True)
-
-    @property
-    def cases(self) -> list[dict[str, Any]]:
-        """test_framing's case summaries, in the order of the matrix."""
-        return self._ordered(self.by_case, "")
-
-    @property
-    def generated_cases(self) -> list[dict[str, Any]]:
-        """test_generated's case summaries (ids ``generated:<id>``), in the order of the matrix."""
-        return self._ordered(self.by_generated, GENERATED_PREFIX)
-
-    def _ordered(self, by_case: dict[str, dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
-        order = {prefix + case_id: i for i, case_id in enumerate(self.conditions)}
-        return sorted(by_case.values(), key=lambda c: order.get(c["case"], len(order)))
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for name, value in getattr(report, "user_properties", []):
-            if name == REVEAL_PROPERTY and report.when == "call":
-                self.reveal_after[value["case"]] = dict(value)
-        for property_, by_case in ((PROPERTY, self.by_case), (GENERATED_PROPERTY, self.by_generated)):
-            summary = _case_summary(report, property_)
-            if summary is not None:
-                if report.when == "call":
-                    by_case[summary["case"]] = summary
-                return
-        test, case_id = _case_id(report.nodeid)
-        if report.failed and case_id in self.conditions and report.when in ("setup", "call"):
-            errored = records.errored_case(self.conditions[case_id], _error_text(report))
-            if test == "test_framing":
-                self.by_case[case_id] = errored
-            else:
-                self.by_generated[GENERATED_PREFIX + case_id] = {**errored, "case": GENERATED_PREFIX + case_id}
 
 
 def _selects_suite(config: pytest.Config) -> bool:
@@ -356,7 +286,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.excinfo is not None and isinstance(call.excinfo.value, ServerGoneError):
         item.session.shouldstop = str(call.excinfo.value)  # the run ends here, not case after case
         report.longrepr = str(call.excinfo.value)
-    summary = _case_summary(report)
+    summary = case_summary(report)
     if summary is None or report.when != "call":
         return
     from pytest_html import extras
@@ -364,29 +294,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     from ..report import case_extra_html
 
     report.extras = [*getattr(report, "extras", []), extras.html(case_extra_html(summary))]
-
-
-def _case_id(nodeid: str) -> tuple[str, str | None]:
-    """The test and the condition id in a suite case's node id (`...::test_framing[<id>]`)."""
-    test, _, rest = nodeid.rpartition("::")[2].partition("[")
-    if test not in ("test_framing", "test_generated") or not rest.endswith("]"):
-        return test, None
-    return test, rest[:-1]
-
-
-def _error_text(report: pytest.TestReport) -> str:
-    """What a case that raised says: the exception's own line, secrets removed."""
-    crash = getattr(report.longrepr, "reprcrash", None)
-    lines = report.longreprtext.strip().splitlines()
-    text = getattr(crash, "message", None) or (lines[-1] if lines else "error")
-    return redact(str(text))[:2000]
-
-
-def _case_summary(report: pytest.TestReport, property_: str = PROPERTY) -> dict[str, Any] | None:
-    for name, value in getattr(report, "user_properties", []):
-        if name == property_:
-            return dict(value)
-    return None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
