@@ -15,6 +15,7 @@ from html import escape
 from typing import Any
 
 from ..types import ALL_FRAMINGS as FRAMINGS
+from .headline import label_change
 
 Case = Mapping[str, Any]
 Pooled = Mapping[str, Mapping[str, tuple[float, float, float] | None]]
@@ -150,7 +151,7 @@ def direction_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: 
     def cell(name: str, framing: str, case: Case | None, label: str) -> str:
         value = None if case is None else case["scores"]["dir_err"][label]
         ceiling = None if case is None else case["ceilings"]["dir_err"][label]
-        fails = case is not None and f"DirErr({label})" in case.get("breaches", [])
+        fails = _fails(case, label)
         note = "" if ceiling is None else f"≤{100 * ceiling:.0f}"
         title = f"{name}, {framing}: DirErr({label}) " + (
             "not run" if value is None else f"{100 * value:.1f}%, ceiling {note[1:]}%"
@@ -173,7 +174,7 @@ def delta_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: str)
     """
 
     def cell(name: str, framing: str, case: Case | None, label: str) -> str:
-        change = _change(case, label)
+        change = label_change(case, label)
         if change is None:
             return _cell(None, "", f"{name}, {framing}: no baseline", diverging=True)
         marks = "fail" if change["breach"] else ("changed" if change["significant"] else "")
@@ -193,12 +194,9 @@ def delta_heatmaps(rows: Sequence[tuple[str, Mapping[str, Case]]], caption: str)
     return _chart(caption, _framing_panels(rows, "change in DirErr({label}), points", cell), footer)
 
 
-def _change(case: Case | None, label: str) -> Mapping[str, Any] | None:
-    comparison = (case or {}).get("baseline") or {}
-    if comparison.get("status") != "compared":
-        return None
-    change = comparison["changes"][label]
-    return change if change["difference"] is not None else None
+def _fails(case: Case | None, label: str) -> bool:
+    """The case's DirErr(label) is above its ceiling (the case fails on it)."""
+    return case is not None and f"DirErr({label})" in case.get("breaches", [])
 
 
 def identity_table(cases: Sequence[Case], identities: Sequence[str], caption: str) -> str:
@@ -214,7 +212,7 @@ def identity_table(cases: Sequence[Case], identities: Sequence[str], caption: st
             for identity in identities:
                 case = by_key.get((framing, position, identity))
                 value = None if case is None else case["scores"]["dir_err"][label]
-                fails = case is not None and f"DirErr({label})" in case.get("breaches", [])
+                fails = _fails(case, label)
                 title = f"{framing} {position}, {identity}: DirErr({label}) " + (
                     "not run" if value is None else f"{100 * value:.1f}%"
                 )

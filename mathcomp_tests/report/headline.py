@@ -74,13 +74,13 @@ def rises(summary: Mapping[str, Any]) -> list[Rise]:
     found: list[Rise] = []
     for case_id, case in cases.items():
         for label in kinds(case)[1]:
-            change = _change(case, label)
+            change = label_change(case, label)
             if change is not None:
                 found.append(Rise(case_id, label, change))
     for text in (summary.get("baseline") or {}).get("holm_failures") or []:
         case_id, _, rest = str(text).partition(": ")
         label = rest.removeprefix("DirErr(").partition(")")[0]
-        change = _change(cases.get(case_id), label)
+        change = label_change(cases.get(case_id), label)
         if change is not None and not any(r.case == case_id and r.label == label for r in found):
             found.append(Rise(case_id, label, change, holm_only=True))
     return sorted(found, key=lambda r: -(r.change.get("difference") or 0.0))
@@ -99,7 +99,8 @@ def falls(cases: Sequence[Case]) -> list[tuple[str, str, Mapping[str, Any]]]:
     return sorted(out, key=lambda f: f[2]["difference"])
 
 
-def _change(case: Case | None, label: str) -> Mapping[str, Any] | None:
+def label_change(case: Case | None, label: str) -> Mapping[str, Any] | None:
+    """``label``'s paired change against the baseline in a case summary; None where it was not compared."""
     comparison = (case or {}).get("baseline") or {}
     if comparison.get("status") != "compared":
         return None
