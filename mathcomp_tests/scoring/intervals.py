@@ -120,8 +120,7 @@ def paired_bootstrap(
 
     diffs = np.array([cand - base for base, cand in pairs], dtype=float)
     k = len(diffs)
-    rng = np.random.default_rng(seed)
-    estimates = np.sort(diffs[rng.integers(0, k, size=(reps, k))].mean(axis=1))
+    estimates = np.sort(resample_weights(reps, k, seed) @ diffs / k)
     return (
         float(diffs.mean()),
         float(estimates[int(0.025 * (reps - 1))]),
