@@ -70,6 +70,8 @@ class Run:
         self._neutral: dict[tuple[Condition, tuple[str, ...]], metrics.Scores] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
         self._backend: CachedBackend | AskedAhead | None = None
+        self._asked: dict[tuple[Condition, bool], list[Prompt]] = {}
+        """Prompts of cases asked ahead, by (condition, generated): built once, taken when the case runs."""
         self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
         self._generated: list[Scenario] | None = None
@@ -132,9 +134,14 @@ class Run:
         backend = self.backend
         if not isinstance(backend, AskedAhead) or condition.protocol != PLAIN:
             return
-        asked = self.prompts_for(condition, self.generated if generated else None)
+        asked = self._asked[(condition, generated)] = self._case_prompts(condition, generated)
         for decoding in self.decodings(condition):
             backend.start(asked, decoding)
+
+    def _case_prompts(self, condition: Condition, generated: bool) -> list[Prompt]:
+        """A case's prompts: those built when it was asked ahead, else built now."""
+        asked = self._asked.pop((condition, generated), None)
+        return asked if asked is not None else self.prompts_for(condition, self.generated if generated else None)
 
     def fingerprint(self) -> baseline.Fingerprint:
         """What a baseline must have been made on to be compared with this run."""
@@ -211,7 +218,7 @@ class Run:
         """One case over the generated scenarios, batched through the cache like any other case, and
         compared with the baseline's ``generated:<id>`` case (a baseline drawn otherwise: BaselineError)."""
         self.check_generated_baseline()
-        asked = self.prompts_for(condition, self.generated)
+        asked = self._case_prompts(condition, generated=True)
         result = self._ask(condition, asked)
         if self.comparator is not None:
             case_id = baseline.GENERATED_PREFIX + condition.id
@@ -270,7 +277,7 @@ class Run:
         return result
 
     def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
-        prompts_ = self.prompts_for(condition)
+        prompts_ = self._case_prompts(condition, generated=False)
         result = self._ask(condition, prompts_, on_response)
         if self.comparator is not None:
             result = self.comparator.compare(result, prompts_, self.decoding(condition))
