@@ -20,48 +20,31 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 import unicodedata
 from bisect import bisect_left
 from typing import NamedTuple
+
+from .literal_tokens import (
+    FEWEST_LIMIT,
+    LINE_BODY,
+    NAME,
+    NUMBER,
+    PREFIXES,
+    STRING_BODY,
+    too_many_digits,
+    valid_contents,
+)
 
 BUDGET_PER_CHAR = 8
 BUDGET_BASE = 1 << 16
 MAX_LEVELS = 200
 """Brackets open at once that Python's tokenizer accepts ("too many nested parentheses" past it)."""
 
-_FEWEST_LIMIT = 640
-"""The lowest `sys.set_int_max_str_digits` accepts: shorter integers never need the check."""
 _TRIVIA_FIRST = frozenset(" \t\f\r\n#\\")
 _SPACE = re.compile(r"[ \t\f\r\n]*")
 _LINE_BREAK = re.compile(r"[\r\n]")
 _POISON = re.compile(r"[\x00\ud800-\udfff]")
 """Characters that make `compile` refuse the whole slice: NUL, and lone surrogates (not UTF-8)."""
-_NAME = re.compile(r"[^\W\d]\w*")
-_PREFIXES = frozenset({"r", "u", "b", "br", "rb", "f", "fr", "rf"})
-_NUMBER = re.compile(
-    r"(?:[0-9](?:_?[0-9])*(?:\.(?:[0-9](?:_?[0-9])*)?)?(?:[eE][-+]?[0-9](?:_?[0-9])*)?[jJ]"
-    r"|\.[0-9](?:_?[0-9])*(?:[eE][-+]?[0-9](?:_?[0-9])*)?[jJ]"
-    r"|[0-9](?:_?[0-9])*\.(?:[0-9](?:_?[0-9])*)?(?:[eE][-+]?[0-9](?:_?[0-9])*)?"
-    r"|\.[0-9](?:_?[0-9])*(?:[eE][-+]?[0-9](?:_?[0-9])*)?"
-    r"|[0-9](?:_?[0-9])*[eE][-+]?[0-9](?:_?[0-9])*"
-    r"|0[xX](?:_?[0-9a-fA-F])+|0[bB](?:_?[01])+|0[oO](?:_?[0-7])+"
-    r"|0(?:_?0)*|([1-9](?:_?[0-9])*))"
-)
-"""Python's numbers (the `tokenize` module's); group 1 is a decimal integer other than zero."""
-_ESCAPE = re.compile(r"\\(?:N\{([^}]*)\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U([0-9a-fA-F]{8})|([NxuU])|[\s\S])")
-_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
-_LINE_BODY = {
-    "'": re.compile(r"[^'\\\r\n]*+(?:\\(?:\r\n|[\s\S])[^'\\\r\n]*+)*+"),
-    '"': re.compile(r'[^"\\\r\n]*+(?:\\(?:\r\n|[\s\S])[^"\\\r\n]*+)*+'),
-}
-"""What a one-line string holds before its closing quote (or before the line break that leaves it open)."""
-_STRING_BODY = {
-    "'": re.compile(_LINE_BODY["'"].pattern + "'"),
-    '"': re.compile(_LINE_BODY['"'].pattern + '"'),
-    "'''": re.compile(r"[^'\\]*+(?:(?:\\[\s\S]|'(?!''))[^'\\]*+)*+'''"),
-    '"""': re.compile(r'[^"\\]*+(?:(?:\\[\s\S]|"(?!""))[^"\\]*+)*+"""'),
-}
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 _NO_DICT = re.compile(
     r"""\{[ \t\n\r\f]*(?:'[^'\\\r\n]*+(?:\\.[^'\\\r\n]*+)*+'|"[^"\\\r\n]*+(?:\\.[^"\\\r\n]*+)*+")"""
@@ -301,20 +284,20 @@ class PyLiterals:
             _constant(top)
             return i + 3
         if c.isdigit() or c == ".":
-            numeral = _NUMBER.match(text, i, end)
+            numeral = NUMBER.match(text, i, end)
             if numeral is None:
                 raise _Failed
             digits = numeral.group(1)
-            if numeral.end() - i > _FEWEST_LIMIT and digits and _too_many_digits(digits):
+            if numeral.end() - i > FEWEST_LIMIT and digits and too_many_digits(digits):
                 raise _Failed
             _operand(top, _IMAG if numeral.group()[-1] in "jJ" else _REAL, True)
             return numeral.end()
-        name = _NAME.match(text, i, end)
+        name = NAME.match(text, i, end)
         if name is None:
             raise _Failed
         word = name.group()
         after = name.end()
-        if after < end and text[after] in "'\"" and word.isascii() and word.lower() in _PREFIXES:
+        if after < end and text[after] in "'\"" and word.isascii() and word.lower() in PREFIXES:
             return self._string(top, after, word.lower(), end)
         if word in ("True", "False", "None"):
             _constant(top)
@@ -335,15 +318,15 @@ class PyLiterals:
     def _string(self, top: _Frame, quote: int, prefix: str, end: int) -> int:
         text = self.text
         delimiter = text[quote] * 3 if text.startswith(text[quote] * 3, quote) else text[quote]
-        body = _STRING_BODY[delimiter].match(text, quote + len(delimiter), end)
+        body = STRING_BODY[delimiter].match(text, quote + len(delimiter), end)
         if body is None:
-            unclosed = _LINE_BODY[delimiter].match(text, quote + 1, end) if len(delimiter) == 1 else None
+            unclosed = LINE_BODY[delimiter].match(text, quote + 1, end) if len(delimiter) == 1 else None
             self.read_chars += (unclosed.end() if unclosed else end) - quote  # how far it looked for the quote
             raise _Failed
         if "f" in prefix:
             raise _Failed
         is_bytes = "b" in prefix
-        if not _valid_contents(text, body.start(), body.end(), is_bytes, "r" in prefix):
+        if not valid_contents(text, body.start(), body.end(), is_bytes, "r" in prefix):
             raise _Failed
         if top.state == _START:
             top.state, top.is_bytes = _STRING, is_bytes
@@ -365,31 +348,6 @@ class PyLiterals:
         top.levels = max(top.levels, 2)
         top.state, top.number, top.hashable = _ATOM, _OTHER, False
         return i + 1
-
-
-def _valid_contents(text: str, start: int, end: int, is_bytes: bool, raw: bool) -> bool:
-    """What Python refuses inside a string: a non-ASCII byte, and escapes that name no character."""
-    if is_bytes:
-        return _NOT_ASCII.search(text, start, end) is None
-    if raw or text.find("\\", start, end) < 0:
-        return True
-    for escape in _ESCAPE.finditer(text, start, end):
-        name, wide, truncated = escape.groups()
-        if truncated or (wide is not None and int(wide, 16) > 0x10FFFF):
-            return False
-        if name is not None:
-            try:
-                if len(unicodedata.lookup(name)) != 1:
-                    return False
-            except KeyError:
-                return False
-    return True
-
-
-def _too_many_digits(digits: str) -> bool:
-    """A decimal integer longer than `int()` converts (`sys.get_int_max_str_digits`, 0 for no limit)."""
-    limit = sys.get_int_max_str_digits()
-    return 0 < limit < len(digits) - digits.count("_")
 
 
 def _constant(top: _Frame) -> None:
