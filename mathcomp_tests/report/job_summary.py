@@ -40,6 +40,14 @@ def md(text: object, limit: int = 300) -> str:
     return _SPECIAL.sub(r"\\\1", plain)
 
 
+def code(text: object) -> str:
+    """``text`` as a Markdown code span, shown as it is (a path): fenced by more backticks than it holds;
+    not for table cells, where a pipe would still split the cell."""
+    plain = " ".join(redact(str(text)).split())
+    fence = "`" * (max((len(run) for run in re.findall("`+", plain)), default=0) + 1)
+    return f"{fence} {plain} {fence}" if plain.startswith("`") or plain.endswith("`") else f"{fence}{plain}{fence}"
+
+
 def markdown(summary: Mapping[str, Any], report: str | Path | None = None) -> str:
     """The job summary of one run."""
     verdict = failures.verdict(summary)
@@ -61,7 +69,7 @@ def markdown(summary: Mapping[str, Any], report: str | Path | None = None) -> st
     if baseline:
         lines += ["", _baseline_line(baseline)]
     if report is not None:
-        lines += ["", f"Report: {md(report, 1000)}"]
+        lines += ["", f"Report: {code(report)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -127,7 +135,7 @@ def _over_ceiling(case: Mapping[str, Any], name: str) -> list[str]:
 def _rise(case: Mapping[str, Any], label: str) -> list[str]:
     """base -> now, the change against max_increase, p, the first items that raised it."""
     change = label_change(case, label) or {}
-    value = f"{percent(change.get('baseline'))} -> {percent(change.get('candidate'))}"
+    value = f"{percent(change.get('baseline'))} → {percent(change.get('candidate'))}"
     rise = (
         f"{100 * (change.get('difference') or 0):+.1f} points (max {100 * change.get('max_increase', 0):.1f})"
     )
