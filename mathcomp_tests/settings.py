@@ -117,6 +117,9 @@ class Settings:
     paired_test: str = "mcnemar"
     holm: bool = False
     """Holm-correct the baseline tests across the run's cases and labels."""
+    fail_on: str = "any"
+    """Which failed cases fail the run: ``any``, or ``new`` ones only (known ones, failing on the base too,
+    are reported as xfailed); ``new`` needs a baseline."""
     identities_file: Path | None = None
     """Identity markers to use instead of the bundled identities.toml."""
     protocols: tuple[str, ...] = (PLAIN,)

@@ -130,6 +130,6 @@ def test_a_case_failing_only_on_a_rise_shows_the_value_that_rose(tmp_path: Path)
     run = run_suite(tmp_path, *args, f"--baseline={path}")
     assert run.returncode == 1, run.output
     row = run.table_row("direct-more-begin-std-one-word")
-    assert "100.0%^" in row and "*" not in row and row.rstrip().endswith("FAIL"), row
+    assert "100.0%^" in row and "*" not in row and row.rstrip().endswith("FAIL (new)"), row  # a rise is new
     assert run.case("direct-more-begin-std-one-word")["breaches"] == ["DirErr(more) rise"]
     assert "baseline symbolic: 1 case compared, 1 rise, largest change +" in run.output

@@ -29,7 +29,7 @@ from ..settings import SelectionError, Settings, conditions
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.result import CaseResult
-from . import options, progress, serving, terminal
+from . import options, progress, serving, standing, terminal
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
 
 _STATE = pytest.StashKey[State]()
@@ -287,6 +287,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.session.shouldstop = str(call.excinfo.value)  # the run ends here, not case after case
         report.longrepr = str(call.excinfo.value)
     summary = case_summary(report)
+    standing.known_as_xfail(item.config, report, summary or case_summary(report, GENERATED_PROPERTY))
     if summary is None or report.when != "call":
         return
     from pytest_html import extras
@@ -329,6 +330,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if holm_failures:
         state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    unwritten = standing.write_job_summary(state.summary, config.option.htmlpath)
+    state.notes += [unwritten] if unwritten else []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -355,7 +358,10 @@ def _own_checks(config: pytest.Config, run: Run, result: CaseResult, generated: 
         run.neutral_scores, result.condition, generated
     )
     found = [failure for got in hook(case=result, scores=result.scores, neutral=neutral) for failure in got or []]
-    return replace(result, extra_failures=tuple(str(f) for f in found)) if found else result
+    if not found:
+        return result
+    base = standing.base_own_checks(hook, run, result, generated)  # known when the base fails them too
+    return replace(result, extra_failures=tuple(str(f) for f in found), base_extra_failures=base)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -206,6 +206,14 @@ def add(parser: pytest.Parser) -> None:
         help="Holm-correct the baseline tests across the run's cases and labels, family-wise alpha 0.05 "
         "(default: off)",
     )
+    option(
+        "--fail-on",
+        "which failed cases fail the run: any, or new ones only (the base passed them; a case the base fails "
+        "too is reported as xfailed, known); new needs --baseline or --baseline-model",
+        "any",
+        default="any",
+        choices=("any", "new"),
+    )
 
     # Installed use: the user's own files win over the packaged ones.
     option(
@@ -351,6 +359,7 @@ def _baseline_settings(opt: Any, thresholds: Path) -> dict[str, Any]:
         "update_baseline": Path(update) if update is not None else None,
         "paired_test": opt("paired_test"),
         "holm": opt("holm"),
+        "fail_on": opt("fail_on"),
     }
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..run.comparison import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
+from . import standing
 
 OVER = "*"
 """Beside a value above its ceiling."""
@@ -45,7 +46,7 @@ def write_table(
         row = f"{case['case']:<{w}} {''.join(cells)}"
         if baseline:
             row += f"  {_change_text(largest_change([case])):<16}"
-        flag = "" if case["passed"] else "  FAIL"
+        flag = "" if case["passed"] else "  FAIL" + (f" ({case['standing']})" if case.get("standing") else "")
         if (case.get("baseline") or {}).get("status") == "no baseline":
             flag += "  no baseline"
         tr.write_line((row + flag).rstrip())
@@ -57,6 +58,9 @@ def write_table(
         tr.write_line(note)
     if baseline:
         tr.write_line(baseline_line(baseline))
+        standing_line = standing.terminal_line(cases, baseline)
+        if standing_line:
+            tr.write_line(standing_line)
     tr.write_line(f"run folder: {run_dir}")
 
 

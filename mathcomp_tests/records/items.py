@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..types import LABELS, Condition, Item, Turn
+from ..verdict import standing
 from ..verdict.explain import PROMPT_TAIL
 from ..verdict.result import CaseResult
 
@@ -162,6 +163,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "decided": decided(result),
         "samples": sample_spread(result),
         "baseline": _baseline(result),
+        "standing": result.standing,
         "examples": [
             {
                 "scenario": i.prompt.scenario.id,
@@ -179,10 +181,22 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
 def _baseline(result: CaseResult) -> dict[str, Any] | None:
     """The comparison with the baseline; `no baseline` when the baseline lacks the case; None without one."""
     if result.comparison is not None:
-        return result.comparison.as_dict()
+        return {**result.comparison.as_dict(), "base": _base(result)}
     if result.baseline_status == "no baseline":
         return {"status": "no baseline"}
     return None
+
+
+def _base(result: CaseResult) -> dict[str, Any] | None:
+    """The base's own values on the case's items and the ceilings it breaches (what makes a failure
+    known); None when the baseline answered none of them."""
+    if result.base_scores is None:
+        return None
+    return {
+        "values": standing.base_values(result.base_scores),
+        "breaches": result.base_breaches,
+        "own": list(result.base_extra_failures or []),
+    }
 
 
 def errored_case(condition: Condition, error: str) -> dict[str, Any]:

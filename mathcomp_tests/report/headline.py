@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from ..scoring.metrics import CASE_METRICS, percent
+from .failures import every_case, invariance_failures, standing_text, verdict
 
 Case = Mapping[str, Any]
 CEILING_NAMES = {m.name: m for m in CASE_METRICS}
@@ -61,11 +62,6 @@ def kinds(case: Case) -> tuple[list[str], list[str], list[str]]:
         else:
             own.append(text)
     return ceilings, rises, own
-
-
-def every_case(summary: Mapping[str, Any]) -> list[Case]:
-    """test_framing's cases and test_generated's (``generated_cases``, where the summary has them)."""
-    return [*summary.get("cases", []), *(summary.get("generated_cases") or [])]
 
 
 def rises(summary: Mapping[str, Any]) -> list[Rise]:
@@ -168,15 +164,12 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[tuple[str, bool]]]) -> s
     )
 
 
-def _invariance_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-    inv = summary.get("invariance") or {}
-    if not inv.get("gated"):
-        return []
-    return [
-        (str(c["case"]), "; ".join(str(b) for b in c.get("breaches", [])))
-        for c in (*inv.get("cues", []), *inv.get("neutral", []))
-        if not c.get("passed", True)
-    ]
+def _standing(case: Case, metric: str) -> str:
+    """``new``, or ``known (base 45.0%)``: the base's own value on the same items, over the same ceiling."""
+    if case.get("standing") != "known":
+        return str(case.get("standing") or "")
+    base = (((case.get("baseline") or {}).get("base") or {}).get("values") or {}).get(metric)
+    return f"known (base {_pct(base)})"
 
 
 def verdict_html(summary: Mapping[str, Any]) -> str:
@@ -187,7 +180,7 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
     ceiling = ceiling_rows(cases)
     own = [(str(c["case"]), t) for c in cases for t in kinds(c)[2]]
     errored = [(str(c["case"]), str(c.get("error") or "")) for c in cases if c.get("scores") is None]
-    invariance = _invariance_failures(summary)
+    invariance = invariance_failures(summary)
     reveal = [
         (str(r["case"]), ", ".join(map(str, r["breaches"])))
         for r in summary.get("reveal_after") or []
@@ -223,11 +216,14 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
             )
             + "."
         )
+    known_pass = verdict(summary).known_pass  # --fail-on=new and every failure known: the job passes
     if failed:
-        title = f"FAILED: {len(failed_ids)} of {len(cases)} cases" + (
+        title = f"FAILED: {len(failed_ids)} of {len(cases)} cases{standing_text(summary)}" + (
             f" (and {len(invariance) + len(reveal)} other checks)" if invariance or reveal else ""
         )
-        parts = [f'<div class="mathcomp-verdict failed"><h2>{escape(title)}</h2>']
+        title = verdict(summary).line if known_pass else title
+        box = "passed" if known_pass else "failed"
+        parts = [f'<div class="mathcomp-verdict {box}"><h2>{escape(title)}</h2>']
         parts.append(f"<p>{escape('; '.join(reasons))}.{escape(against)}</p>")
     else:
         title = f"PASSED: all {len(cases)} cases"
@@ -260,9 +256,13 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         )
     if ceiling:
         parts.append("<h3>Over a ceiling</h3>")
+        by_id = {str(c["case"]): c for c in cases}  # new failures first, then known (the base fails them too)
+        ordered = sorted(
+            ceiling, key=lambda row: (by_id[row[0]].get("standing") == "known", -((row[2] or 0) - row[3]))
+        )
         parts.append(
             _table(
-                ("case", "metric", "value", "ceiling", "held"),
+                ("case", "metric", "value", "ceiling", "held", *(("standing",) if baseline else ())),
                 [
                     [
                         (c, False),
@@ -270,8 +270,9 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
                         (_pct(v), True),
                         (_pct(cap), True),
                         (held or "the estimate", False),
+                        *([(_standing(by_id[c], m), False)] if baseline else []),
                     ]
-                    for c, m, v, cap, held in sorted(ceiling, key=lambda row: -((row[2] or 0) - row[3]))
+                    for c, m, v, cap, held in ordered
                 ],
             )
         )

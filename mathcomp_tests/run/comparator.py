@@ -8,9 +8,10 @@ from dataclasses import replace
 
 from .. import formats
 from ..backends import Backend, create, models
-from ..scoring import baseline, paired
+from ..scoring import baseline, metrics, paired
 from ..settings import Settings, conditions
 from ..types import LABELS, PLAIN, Decoding, Prompt
+from ..verdict import standing
 from ..verdict.result import CaseResult
 
 Cached = Callable[[Backend], Backend]
@@ -35,6 +36,12 @@ class Comparator:
         cls, settings: Settings, fingerprint: Callable[[], baseline.Fingerprint], worker: str, cached: Cached
     ) -> Comparator | None:
         s = settings
+        compares = s.update_baseline is None and (s.baseline is not None or s.baseline_model is not None)
+        if s.fail_on == standing.NEW and not compares:
+            raise baseline.BaselineError(
+                "--fail-on=new needs a baseline (--baseline or --baseline-model, not --update-baseline): a "
+                "failure is new when the base passed that case"
+            )
         if s.update_baseline is not None:
             return None
         if s.baseline is not None and s.baseline_model is not None:
@@ -96,7 +103,13 @@ class Comparator:
             method=self.settings.paired_test,
             alpha=self.alpha,
         )
-        return replace(result, comparison=comparison, baseline_status="compared")
+        base_scores = standing.base_scores(result.golds(), base)  # new or known, when the case fails
+        return replace(result, comparison=comparison, baseline_status="compared", base_scores=base_scores)
+
+    def base_scores(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> metrics.Scores | None:
+        """The base's scores on ``prompts`` for ``case_id`` (None: the baseline has no answers for it)."""
+        base = self._answers(case_id, prompts, decoding)
+        return None if base is None else standing.base_scores({p.scenario.id: p.scenario.label for p in prompts}, base)
 
     def _answers(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> dict[str, str] | None:
         if self.file is not None:

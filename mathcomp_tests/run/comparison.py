@@ -8,6 +8,7 @@ from typing import Any
 
 from ..scoring.intervals import holm
 from ..scoring.paired import ALPHA
+from ..verdict import standing
 from . import Run
 
 
@@ -52,6 +53,11 @@ def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any
     if comparator is None:
         return None
     compared = [c for c in cases if (c.get("baseline") or {}).get("status") == "compared"]
+    holm = holm_failures(cases) if s.holm else []
+    failed_by_holm = {text.partition(": ")[0] for text in holm}
+    for case in cases:  # a rise only Holm finds fails the run: a rise is always new
+        if case["case"] in failed_by_holm:
+            case["standing"] = standing.NEW
     return {
         "source": str(s.baseline) if s.baseline is not None else None,
         "model": comparator.name,
@@ -66,6 +72,13 @@ def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any
             for y, change in c["baseline"]["changes"].items()
             if change["breach"]
         ],
-        "holm_failures": holm_failures(cases) if s.holm else [],
+        "holm_failures": holm,
         "largest_change": largest_change(cases),
+        "fail_on": s.fail_on,
     }
+
+
+def failures(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, int] | None:
+    """summary.json's ``failures``: how many failed cases are new and how many known (the base fails them
+    too); None without a baseline. Read after baseline_summary, which marks the rises only Holm finds."""
+    return standing.counts(cases) if run.comparator is not None else None

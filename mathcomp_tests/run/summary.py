@@ -9,7 +9,7 @@ from ..records.results import read_records
 from ..report.protocols import comparison
 from ..scoring.baseline import sha256_of
 from . import Run
-from .comparison import baseline_summary
+from .comparison import baseline_summary, failures
 from .invariance import invariance_summary
 
 
@@ -45,6 +45,7 @@ def run_summary(
         "scenarios": len(run.scenarios),
         "scenario_ids": [sc.id for sc in run.scenarios],
         "baseline": baseline_summary(run, every),
+        "failures": failures(run, every),  # after "baseline": Holm's failures are new failures too
         "thresholds": str(s.thresholds),
         "threshold_sections": [f'model."{n}"' for n in run.thresholds.sections(run.spec)],
         "ceilings_from": run.thresholds.ceilings_from(run.spec),

@@ -9,6 +9,7 @@ from ..scoring.paired import Comparison
 from ..scoring.thresholds import Ceilings
 from ..types import Condition, Item
 from . import checks
+from . import standing as standing_rules
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,10 @@ class CaseResult:
     chat_template: str | None = None
     """How the model's backend laid the prompts out: `auto` (the model's chat template) or `none` (plain
     text); None where that is not the suite's to choose (an API server applies its own, symbolic reads none)."""
+    base_scores: metrics.Scores | None = None
+    """The base's scores on the same items, from the baseline's answers (None: no baseline for this case)."""
+    base_extra_failures: tuple[str, ...] | None = None
+    """What the project's own checks found on the base's answers (None: not checked on the base)."""
 
     @property
     def ceiling_breaches(self) -> list[str]:
@@ -47,6 +52,22 @@ class CaseResult:
     @property
     def passed(self) -> bool:
         return not self.breaches
+
+    @property
+    def base_breaches(self) -> list[str] | None:
+        """The ceilings the base breaches on this case's items, held as this case is (None: no base)."""
+        return standing_rules.base_breaches(self.base_scores, self.ceilings)
+
+    @property
+    def standing(self) -> str | None:
+        """``new`` or ``known`` for a failed case compared with a baseline (verdict/standing.py); None
+        when it passed or the run has no baseline."""
+        if self.baseline_status == "none":
+            return None
+        rises = self.comparison.breaches if self.comparison else []
+        return standing_rules.classify(
+            self.ceiling_breaches, rises, self.extra_failures, self.base_breaches, self.base_extra_failures
+        )
 
     def outcomes(self) -> dict[str, str]:
         """scenario id -> less, more, equal, invalid or error."""

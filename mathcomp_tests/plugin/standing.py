@@ -1,0 +1,90 @@
+"""New and known failures, the pytest way: under --fail-on=new a known failure (the base fails that case
+too) is reported as xfailed, so it does not fail the job but stays in the terminal, JUnit XML and the
+report; and the run's verdict appended to $GITHUB_STEP_SUMMARY at the end (the controller only)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..run import Run
+from ..scoring.baseline import GENERATED_PREFIX
+from ..scoring.metrics import Scores
+from ..types import NEUTRAL
+from ..verdict.result import CaseResult
+from ..verdict.standing import KNOWN, NEW, known_reason
+
+
+def known_as_xfail(config: pytest.Config, report: pytest.TestReport, case: Mapping[str, Any] | None) -> None:
+    """Turn a failed case's report into an xfail when --fail-on=new and the case is known."""
+    if case is None or report.when != "call" or not report.failed:
+        return
+    if config.getoption("fail_on", "any") == NEW and case.get("standing") == KNOWN:
+        report.outcome = "skipped"
+        report.wasxfail = known_reason(case)
+
+
+class _NoBase(Exception):
+    """The baseline has no answers for the neutral case a check asks for."""
+
+
+def base_own_checks(hook: Any, run: Run, result: CaseResult, generated: bool) -> tuple[str, ...] | None:
+    """The failures the project's checks find on the base's answers to the same items (its scores, and
+    its neutral case's from the baseline), so that a case failing them as its base does is known; None
+    when the baseline has no answers for the case or its neutral partner. The base's view carries no
+    items: a check that reads them sees none."""
+    comparator = run.comparator
+    if comparator is None or result.base_scores is None:
+        return None
+    own = result.condition.framing == NEUTRAL
+    base_view = replace(
+        result, items=(), scores=result.base_scores, sample_scores=(), comparison=None, base_scores=None
+    )
+
+    def neutral() -> Scores:
+        if own:
+            return result.base_scores  # type: ignore[return-value]
+        condition = replace(result.condition, framing=NEUTRAL)
+        prompts = run.prompts_for(condition, run.generated if generated else None)
+        case_id = (GENERATED_PREFIX if generated else "") + condition.id
+        scores = comparator.base_scores(case_id, prompts, run.decoding(condition))
+        if scores is None:
+            raise _NoBase(case_id)
+        return scores
+
+    try:
+        got = hook(case=base_view, scores=result.base_scores, neutral=neutral)
+    except _NoBase:
+        return None
+    return tuple(str(failure) for found in got for failure in found or [])
+
+
+def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | None) -> str | None:
+    """Append the run's verdict to the file $GITHUB_STEP_SUMMARY names (nothing when it is unset); a
+    note for the terminal when that file cannot be written (the run's own outcome stands)."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path or summary is None:
+        return None
+    from ..report import job_summary
+
+    try:
+        job_summary.append(path, summary, report)
+    except OSError as exc:
+        return f"job summary not written: $GITHUB_STEP_SUMMARY={path}: {exc.strerror or exc}"
+    return None
+
+
+def terminal_line(cases: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]) -> str | None:
+    """``failures against the baseline: 1 new (the base passed them), 2 known (the base fails them too)``."""
+    new, known = (sum(c.get("standing") == s for c in cases) for s in (NEW, KNOWN))
+    if not (new or known):
+        return None
+    line = f"failures against the baseline: {new} new (the base passed them), {known} known (the base fails them too)"
+    if baseline.get("fail_on") == NEW and known:
+        line += "; --fail-on=new: the known ones are xfailed"
+    return line

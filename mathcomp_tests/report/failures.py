@@ -1,0 +1,88 @@
+"""The run's verdict in one line, shared by the report's verdict box and the CI job summary: which cases
+failed, how many are new and how many known (the base fails them too), and whether that fails the job
+under --fail-on (recorded in summary.json's ``baseline.fail_on``). Plain dicts in; a summary without a
+``status`` is complete, one without ``failures`` had no baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..verdict.standing import KNOWN, NEW
+
+Case = Mapping[str, Any]
+
+
+def every_case(summary: Mapping[str, Any]) -> list[Case]:
+    """test_framing's cases and test_generated's (``generated_cases``, where the summary has them)."""
+    return [*summary.get("cases", []), *(summary.get("generated_cases") or [])]
+
+
+def invariance_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(case, what failed) of the gated cue-invariance checks."""
+    inv = summary.get("invariance") or {}
+    if not inv.get("gated"):
+        return []
+    return [
+        (str(c["case"]), "; ".join(str(b) for b in c.get("breaches", [])))
+        for c in (*inv.get("cues", []), *inv.get("neutral", []))
+        if not c.get("passed", True)
+    ]
+
+
+def failed_cases(summary: Mapping[str, Any]) -> list[Case]:
+    """Cases that failed, and cases only Holm's step-down at the end failed (marked new)."""
+    return [c for c in every_case(summary) if not c.get("passed", False) or c.get("standing") == NEW]
+
+
+def other_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(check, what failed) of the run's other gated checks: cue invariance and Reveal-After."""
+    reveal = [
+        (str(r["case"]), ", ".join(map(str, r["breaches"])))
+        for r in summary.get("reveal_after") or []
+        if r.get("breaches")
+    ]
+    return [*invariance_failures(summary), *reveal]
+
+
+def standing_text(summary: Mapping[str, Any]) -> str:
+    """`` (2 new, 5 known)`` when the run had a baseline and failures, else empty."""
+    counts = summary.get("failures") or {}
+    new, known = int(counts.get(NEW, 0)), int(counts.get(KNOWN, 0))
+    return f" ({new} new, {known} known)" if new or known else ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    line: str
+    passed: bool
+    new: int
+    known: int
+    known_pass: bool
+    """Under --fail-on=new, known failures were all there was: the job passes with them shown."""
+
+
+def verdict(summary: Mapping[str, Any]) -> Verdict:
+    """``FAILED: 3 of 28 cases (1 new, 2 known)``, ``PASSED: all 28 cases``, ``PASSED: no new failure
+    ...`` (--fail-on=new), with ``INCOMPLETE (<reasons>):`` first when the run did not finish."""
+    cases = every_case(summary)
+    failed = failed_cases(summary)
+    others = other_failures(summary)
+    known = sum(c.get("standing") == KNOWN for c in failed)
+    new = sum(c.get("standing") == NEW for c in failed)
+    only_new = (summary.get("baseline") or {}).get("fail_on") == NEW
+    failing = [c for c in failed if not (only_new and c.get("standing") == KNOWN)]
+    if failing or others:
+        line = f"FAILED: {len(failed)} of {len(cases)} cases{standing_text(summary)}"
+        line += f" and {len(others)} other checks" if others else ""
+    elif failed:
+        line = f"PASSED: no new failure; {known} of {len(cases)} cases fail as the base does (known)"
+    else:
+        line = f"PASSED: all {len(cases)} cases"
+    incomplete = summary.get("status", "complete") == "incomplete"
+    if incomplete:
+        reasons = "; ".join(str(r) for r in summary.get("incomplete_reasons") or [])
+        line = f"INCOMPLETE{f' ({reasons})' if reasons else ''}: " + line.replace("PASSED: ", "", 1)
+    passed = not (failing or others or incomplete)
+    return Verdict(line, passed, new, known, passed and bool(failed))

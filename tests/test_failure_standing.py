@@ -1,0 +1,153 @@
+"""New or known: against a baseline, each failed case is new (the base passed it) or known (the base fails
+it too, on the same ceilings); the terminal, summary.json, the report and the job summary say which, and
+--fail-on=new fails the run on new failures only, reporting known ones as xfailed.
+
+The demo model under ceilings of 50% fails four of its cases; its own answers, written as the baseline,
+fail them too (all known); the same baseline with one case's answers made right makes that case new."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from helpers.suite_runner import SuiteRun, run_suite
+
+from mathcomp_tests.scoring import baseline
+
+CASES = ("neutral", "direct-more", "direct-less", "indirect-more")
+ARGS = ("--limit=30", f"--framings={','.join(CASES)}", "--positions=begin")
+RIGHTED = "direct-less-begin-std-one-word"
+"""The case whose baseline answers are made right: the base passes it, so its failure is new."""
+
+
+def _thresholds(folder: Path, max_increase: float) -> Path:
+    path = folder / f"thresholds-{max_increase}.toml"
+    path.write_text(
+        f"[default]\ndir_err = 0.5\ninvalid_rate = 0.1\nerror_rate = 0.02\nmax_increase = {max_increase}\n"
+    )
+    return path
+
+
+@dataclass
+class Gate:
+    folder: Path
+    own: Path
+    """The demo model's own answers: every failure of the same model is known."""
+    righted: Path
+    """The same, with RIGHTED's answers made right."""
+    thresholds: Path
+
+
+@pytest.fixture(scope="module")
+def gate(tmp_path_factory: pytest.TempPathFactory) -> Gate:
+    folder = tmp_path_factory.mktemp("standing")
+    thresholds = _thresholds(folder, 0.05)
+    own = folder / "baseline.txt"
+    base = run_suite(folder, *ARGS, f"--thresholds={thresholds}", f"--update-baseline={own}")
+    assert base.returncode == 1 and "baseline written" in base.output, base.output
+    answers = baseline.load(own)
+    golds = {str(r["scenario"]): str(r["gold"]) for r in base.records}
+    cases = {**answers.cases, RIGHTED: {s: golds[s] for s in answers.scenarios}}
+    righted = baseline.write(baseline.Baseline(**{**answers.__dict__, "cases": cases}), folder / "righted.txt")
+    return Gate(folder, own, righted, thresholds)
+
+
+def _run(gate: Gate, tmp_path: Path, base: Path, *args: str, thresholds: Path | None = None) -> SuiteRun:
+    return run_suite(
+        tmp_path, *ARGS, f"--thresholds={thresholds or gate.thresholds}", f"--baseline={base}", *args
+    )
+
+
+def test_failing_as_its_base_does_is_known_and_passes_under_fail_on_new(
+    gate: Gate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    step_summary = tmp_path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    junit = tmp_path / "junit.xml"
+    run = _run(gate, tmp_path, gate.own, "--fail-on=new", f"--junitxml={junit}", "-rx")
+    assert run.returncode == 0, run.output
+    summary = run.summary
+    assert summary["failures"] == {"new": 0, "known": 4}
+    assert summary["baseline"]["fail_on"] == "new"
+    for case_id in (f"{f}-begin-std-one-word" for f in CASES):
+        case = run.case(case_id)
+        assert not case["passed"] and case["standing"] == "known", case_id
+        assert set(case["breaches"]) & set(case["baseline"]["base"]["breaches"]), case
+        assert run.table_row(case_id).endswith("FAIL (known)")
+    assert "4 xfailed" in run.output
+    assert (
+        "failures against the baseline: 0 new (the base passed them), 4 known (the base fails them too); "
+        "--fail-on=new: the known ones are xfailed" in run.table
+    )
+    neutral = "XFAIL mathcomp_tests/suite/test_framing.py::test_framing[neutral-begin-std-one-word] - known: "
+    assert neutral + "the base fails it too (DirErr(equal) 52.0% on the base, 52.0% now, ceiling 50.0%)" in run.output
+    # The project's own check (conftest.py: a direct cue's rise over neutral) fails the base too.
+    assert "the project's own check on the base: DirErr(less) under direct-less is 0.952" in run.output
+    skipped = [tc.find("skipped") for tc in ET.parse(junit).getroot().iter("testcase")]
+    assert len(skipped) == 4 and all(s is not None and s.get("type") == "pytest.xfail" for s in skipped)
+    assert all(s is not None and s.get("message", "").startswith("known: the base fails it too (") for s in skipped)
+    page = (run.run_dir / "report.html").read_text()
+    assert "PASSED: no new failure; 4 of 4 cases fail as the base does (known)" in page
+    assert "known (base 52.0%)" in page
+    text = step_summary.read_text()
+    assert text.startswith("## MathComp: PASSED: no new failure; 4 of 4 cases fail as the base does (known)\n")
+    assert "| known | neutral-begin-std-one-word | DirErr(equal) | 52.0% (base 52.0%) | ceiling 50.0% |" in text
+    assert "| new |" not in text
+
+
+def test_a_case_its_base_passed_is_new_and_fails_under_fail_on_new(
+    gate: Gate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    step_summary = tmp_path / "step-summary.md"
+    step_summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    run = _run(gate, tmp_path, gate.righted, "--fail-on=new")
+    assert run.returncode == 1, run.output
+    assert run.summary["failures"] == {"new": 1, "known": 3}
+    new = run.case(RIGHTED)
+    assert new["standing"] == "new" and "DirErr(less) rise" in new["breaches"]  # a rise is always new
+    assert run.table_row(RIGHTED).endswith("FAIL (new)")
+    assert run.table_row("neutral-begin-std-one-word").endswith("FAIL (known)")
+    assert "1 failed" in run.output and "3 xfailed" in run.output
+    page = (run.run_dir / "report.html").read_text()
+    assert "FAILED: 4 of 4 cases (1 new, 3 known)" in page
+    text = step_summary.read_text()
+    assert text.startswith("earlier step\n## MathComp: FAILED: 4 of 4 cases (1 new, 3 known)\n")  # appended
+    rows = [line for line in text.splitlines() if line.startswith("| new |") or line.startswith("| known |")]
+    assert [r.split(" | ")[0] for r in rows] == sorted((r.split(" | ")[0] for r in rows), key=lambda s: s != "| new")
+    rise = next(r for r in rows if "DirErr(less) rise" in r)
+    change = new["baseline"]["changes"]["less"]
+    p = f"{change['p_value']:.2g}"
+    assert rise.startswith(f"| new | {RIGHTED} | DirErr(less) rise | 0.0% → 95.2% | +95.2 points (max 5.0) | {p} |")
+    assert f"Baseline hf:fixtures/models/mathcomp-tiny ({gate.righted}): 4 cases compared, 1 rise" in text
+    assert f"Report: `{run.run_dir / 'report.html'}`" in text
+    # Without --fail-on=new, every failure fails the run and nothing is xfailed.
+    plain = _run(gate, tmp_path, gate.righted)
+    assert plain.returncode == 1 and "xfailed" not in plain.output and "4 failed" in plain.output
+
+
+def test_a_ceiling_the_base_stays_under_makes_a_new_failure_without_a_rise(gate: Gate, tmp_path: Path) -> None:
+    """max_increase 1: no rise can fail a case; the case the base passes is new on its ceiling alone."""
+    lenient = _thresholds(tmp_path, 1.0)
+    run = _run(gate, tmp_path, gate.righted, "--fail-on=new", thresholds=lenient)
+    assert run.returncode == 1, run.output
+    new = run.case(RIGHTED)
+    assert new["standing"] == "new" and new["breaches"][0] == "DirErr(less)"
+    assert not any(b.endswith(" rise") for b in new["breaches"])
+    assert new["baseline"]["base"]["breaches"] == [] and new["baseline"]["base"]["values"]["DirErr(less)"] == 0.0
+    assert run.summary["failures"] == {"new": 1, "known": 3}
+
+
+def test_without_a_baseline_there_is_no_standing_and_fail_on_new_is_a_usage_error(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--model=symbolic", "--limit=5", "--framings=neutral", "--fail-on=new")
+    assert run.returncode == 4, run.output
+    assert "--fail-on=new needs a baseline (--baseline or --baseline-model, not --update-baseline)" in run.output
+    assert "Traceback" not in run.output and not (tmp_path / "reports").exists()
+    plain = run_suite(tmp_path, "--model=symbolic", "--limit=5", "--framings=neutral")
+    assert plain.returncode == 0, plain.output
+    assert plain.summary["failures"] is None
+    assert all(c["standing"] is None for c in plain.summary["cases"])
+    assert json.loads(json.dumps(plain.summary))["baseline"] is None

@@ -1,0 +1,81 @@
+"""The job summary: with $GITHUB_STEP_SUMMARY set, the run appends its verdict there as Markdown, once (also
+under xdist), everything that came from a model, a file or an option escaped, and no secret's value."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from helpers.suite_runner import run_suite
+
+from mathcomp_tests.report.job_summary import markdown
+
+ARGS = ("--model=symbolic", "--limit=10", "--framings=neutral,direct-more", "--positions=begin")
+HOSTILE = "evil|<script>alert(1)</script>`x`*y*"
+SECRET = "sk-do-not-show-12345"
+
+
+def _cells(row: str) -> list[str]:
+    """A Markdown table row's cells, split where GitHub splits them: on pipes not escaped."""
+    return re.split(r"(?<!\\)\|", row.strip())[1:-1]
+
+
+def test_a_model_name_from_the_baseline_file_is_escaped_and_secrets_are_not_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A baseline file whose model line names a hostile model (and holds a secret's value)."""
+    path = tmp_path / "baseline.txt"
+    assert run_suite(tmp_path, *ARGS, f"--update-baseline={path}").returncode == 0
+    path.write_text(path.read_text().replace("model: symbolic", f"model: {HOSTILE}{SECRET}"))
+    step_summary = tmp_path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    monkeypatch.setenv("MATHCOMP_TEST_API_KEY", SECRET)
+    run = run_suite(tmp_path, *ARGS, f"--baseline={path}")
+    assert run.returncode == 0, run.output
+    text = step_summary.read_text()
+    assert text.startswith("## MathComp: PASSED: all 2 cases\n"), text
+    assert "<script>" not in text and SECRET not in text
+    (line,) = [x for x in text.splitlines() if x.startswith("Baseline ")]
+    escaped = r"evil\|&lt;script&gt;alert(1)&lt;/script&gt;\`x\`\*y\*&lt;MATHCOMP\_TEST\_API\_KEY&gt;"
+    assert line.startswith(f"Baseline {escaped} (")
+    assert ": 2 cases compared, 0 rises" in line
+
+
+def test_a_failing_case_row_keeps_its_cells_whatever_the_text_holds(tmp_path: Path) -> None:
+    """A case that raised with a hostile error text (from a model server, say): one row, seven cells."""
+    run = run_suite(tmp_path, *ARGS)
+    summary = run.summary
+    summary["cases"][0].update(passed=False, scores=None, error=f"boom | {HOSTILE}\nsecond line")
+    text = markdown(summary, run.run_dir / "report.html")
+    assert text.startswith("## MathComp: FAILED: 1 of 2 cases\n")
+    (row,) = [x for x in text.splitlines() if "raised" in x]
+    assert len(_cells(row)) == 7 and "<script>" not in row and "second line" in row
+    assert r"boom \| evil\|&lt;script&gt;alert(1)&lt;/script&gt;\`x\`\*y\* second line" in row
+
+
+def test_an_incomplete_run_says_so_first(tmp_path: Path) -> None:
+    """summary.json's status (written by runs that know whether they finished; missing means complete)."""
+    summary = run_suite(tmp_path, *ARGS).summary
+    summary["status"], summary["incomplete_reasons"] = "incomplete", ["interrupted by SIGTERM"]
+    assert markdown(summary).startswith("## MathComp: INCOMPLETE (interrupted by SIGTERM): all 2 cases\n")
+    summary.pop("status")
+    assert markdown(summary).startswith("## MathComp: PASSED: all 2 cases\n")
+
+
+def test_under_xdist_the_controller_appends_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    step_summary = tmp_path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    run = run_suite(tmp_path, *ARGS, "-n", "2")
+    assert run.returncode == 0, run.output
+    text = step_summary.read_text()
+    assert text.count("## MathComp:") == 1 and f"Report: `{run.run_dir / 'report.html'}`" in text
+
+
+def test_an_unwritable_summary_file_is_one_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no-such-folder" / "summary.md"))
+    run = run_suite(tmp_path, *ARGS)
+    assert run.returncode == 0, run.output
+    assert "job summary not written: $GITHUB_STEP_SUMMARY=" in run.output and "Traceback" not in run.output
