@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from ..scoring.metrics import CASE_METRICS, percent
+from .incomplete import incomplete_html
 
 Case = Mapping[str, Any]
 CEILING_NAMES = {m.name: m for m in CASE_METRICS}
@@ -223,12 +224,16 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
             )
             + "."
         )
+    incomplete = incomplete_html(summary)  # INCOMPLETE comes first; such a run never says PASSED
     if failed:
         title = f"FAILED: {len(failed_ids)} of {len(cases)} cases" + (
             f" (and {len(invariance) + len(reveal)} other checks)" if invariance or reveal else ""
         )
-        parts = [f'<div class="mathcomp-verdict failed"><h2>{escape(title)}</h2>']
+        parts = [f'<div class="mathcomp-verdict failed">{incomplete}<h2>{escape(title)}</h2>']
         parts.append(f"<p>{escape('; '.join(reasons))}.{escape(against)}</p>")
+    elif incomplete:
+        title = f"Nothing failed in the {len(cases)} cases that ran" if cases else "No case ran"
+        parts = [f'<div class="mathcomp-verdict incomplete">{incomplete}<h3>{escape(title)}</h3>']
     else:
         title = f"PASSED: all {len(cases)} cases"
         parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title)}</h2>']
