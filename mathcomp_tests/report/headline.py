@@ -232,8 +232,8 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         parts = [f'<div class="mathcomp-verdict failed">{incomplete}<h2>{escape(title)}</h2>']
         parts.append(f"<p>{escape('; '.join(reasons))}.{escape(against)}</p>")
     elif incomplete:
-        title = f"Nothing failed in the {len(cases)} cases that ran" if cases else "No case ran"
-        parts = [f'<div class="mathcomp-verdict incomplete">{incomplete}<h3>{escape(title)}</h3>']
+        ran = f"<h3>{escape(f'Nothing failed in the {len(cases)} cases that ran')}</h3>" if cases else ""
+        parts = [f'<div class="mathcomp-verdict incomplete">{incomplete}{ran}']
     else:
         title = f"PASSED: all {len(cases)} cases"
         parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title)}</h2>']
