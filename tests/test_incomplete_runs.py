@@ -45,14 +45,15 @@ def _api(server: FaultServer, workdir: Path, *extra: str) -> tuple[str, ...]:
 
 
 def _start(workdir: Path, *args: str) -> subprocess.Popen[str]:
-    """The suite as a user starts it, in its own process group (a CI runner's job), without waiting."""
+    """The suite as a user starts it, in a process group of its own (a CI runner's job), without waiting."""
     command = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={workdir / 'reports'}",
         "--deselect=mathcomp_tests/suite/test_generated.py", "--no-cache", *args,
     ]  # fmt: skip
     return subprocess.Popen(
-        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy()
-    )
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy(),
+        start_new_session=True,
+    )  # fmt: skip
 
 
 def _wait_for_requests(server: FaultServer, count: int, proc: subprocess.Popen[str], limit: float = 120) -> None:
@@ -82,14 +83,24 @@ def _end_of_run(output: str) -> str:
     return output.split("MathComp: INCOMPLETE", 1)[1] if "MathComp: INCOMPLETE" in output else ""
 
 
-@pytest.mark.parametrize(("sig", "said"), [(signal.SIGINT, "interrupted (Ctrl-C)"), (signal.SIGTERM, "SIGTERM")])
+@pytest.mark.parametrize(
+    ("sig", "said", "workers"),
+    [
+        (signal.SIGINT, "interrupted (Ctrl-C)", ()),
+        (signal.SIGTERM, "SIGTERM", ()),
+        (signal.SIGTERM, "SIGTERM", ("-n", "2")),  # a CI timeout signals the whole job: controller and workers
+    ],
+)
 def test_a_run_stopped_by_a_signal_mid_case_is_incomplete_everywhere(
-    tmp_path: Path, sig: signal.Signals, said: str
+    tmp_path: Path, sig: signal.Signals, said: str, workers: tuple[str, ...]
 ) -> None:
     with FaultServer(latency=3.0).running() as server:
-        proc = _start(tmp_path, *_api(server, tmp_path))
+        proc = _start(tmp_path, *_api(server, tmp_path), *workers)
         _wait_for_requests(server, 1, proc)  # the first case is under way
-        proc.send_signal(sig)
+        if workers:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         output = proc.communicate(timeout=120)[0]
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
     summary, run_dir = _summary(tmp_path)
