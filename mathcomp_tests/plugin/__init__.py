@@ -21,7 +21,7 @@ from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
 from ..records import items as records
 from ..records import results
-from ..run import GENERATED, REVEAL_AFTER, Run
+from ..run import Run
 from ..run.folders import FolderError
 from ..scoring.baseline import GENERATED_PREFIX, BaselineError
 from ..scoring.thresholds import ThresholdsError
@@ -30,9 +30,12 @@ from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.result import CaseResult
 from . import options, progress, serving, standing, terminal
+from .completeness import Tracker, write_incomplete
+from .finish import finish
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
 
 _STATE = pytest.StashKey[State]()
+_TRACKER = pytest.StashKey[Tracker]()
 MARKERS = {
     "cot": "a chain-of-thought case (formats cot, cot-json): long generations; -m 'not cot' is the quick gate",
     "identity": "a case whose persons carry an identity marker (not std)",
@@ -100,6 +103,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = State(run)
     config.stash[_STATE] = state
     config.pluginmanager.register(state, "mathcomp-state")
+    tracker = config.stash[_TRACKER] = Tracker()
+    config.pluginmanager.register(tracker, "mathcomp-completeness")
+    tracker.install()
     if workerinput is None and not config.option.collectonly:
         run.run_dir.mkdir(parents=True, exist_ok=True)
         if not config.getoption("htmlpath", None):
@@ -111,6 +117,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     serving.stop(config)
+    tracker = config.stash.get(_TRACKER, None)
+    if tracker is not None:
+        tracker.uninstall()
 
 
 def _has_workers(config: pytest.Config) -> bool:
@@ -302,36 +311,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state = config.stash.get(_STATE, None)
     if state is None or hasattr(config, "workerinput") or config.option.collectonly or state.abandoned:
         return
-    run = state.run
-    run.close()
-    merged = results.merge_parts(run.run_dir, records.record_key)
-    dropped = merged.notes
-    for sub in (GENERATED, REVEAL_AFTER):
-        if (run.run_dir / sub).is_dir():
-            dropped += results.merge_parts(run.run_dir / sub, records.record_key).notes
-    state.notes += dropped
-    from ..run.summary import run_summary
-
-    state.records = merged.records
-    state.summary = run_summary(run, state.cases, state.generated_cases, state.records)
-    state.summary["records_dropped"] = dropped
-    state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
-    results.write_summary(run.run_dir, state.summary)
-    results.point_latest(run.settings.reports_dir, run.run_dir)
-    if run.settings.update_baseline is not None and (state.cases or state.generated_cases):
-        from ..scoring import baseline
-
-        order = [c["case"] for c in (*state.cases, *state.generated_cases)]
-        written = baseline.write(baseline.from_run_dir(run.run_dir), run.settings.update_baseline, order)
-        state.notes.append(
-            f"baseline written: {written} ({len(state.cases)} cases, {len(state.generated_cases)} generated cases)"
-        )
-    holm_failures = (state.summary.get("baseline") or {}).get("holm_failures") or []
-    if holm_failures:
-        state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    unwritten = standing.write_job_summary(state.summary, config.option.htmlpath)
-    state.notes += [unwritten] if unwritten else []
+    finish(session, state, config.stash[_TRACKER])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -366,7 +346,12 @@ def _own_checks(config: pytest.Config, run: Run, result: CaseResult, generated: 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or hasattr(config, "workerinput") or not (state.cases or state.generated_cases):
+    if state is None or hasattr(config, "workerinput") or config.option.collectonly or state.abandoned:
+        return
+    write_incomplete(terminalreporter, state.summary)
+    if not (state.cases or state.generated_cases):
+        for note in state.notes:
+            terminalreporter.write_line(note)
         return
     baseline = (state.summary or {}).get("baseline")
     cases = [*state.cases, *state.generated_cases]

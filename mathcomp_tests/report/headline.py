@@ -11,6 +11,7 @@ from typing import Any
 
 from ..scoring.metrics import CASE_METRICS, percent
 from .failures import every_case, invariance_failures, standing_text, verdict
+from .incomplete import incomplete_html
 
 Case = Mapping[str, Any]
 CEILING_NAMES = {m.name: m for m in CASE_METRICS}
@@ -217,14 +218,18 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
             + "."
         )
     known_pass = verdict(summary).known_pass  # --fail-on=new and every failure known: the job passes
+    incomplete = incomplete_html(summary)  # INCOMPLETE comes first; such a run never says PASSED
     if failed:
         title = f"FAILED: {len(failed_ids)} of {len(cases)} cases{standing_text(summary)}" + (
             f" (and {len(invariance) + len(reveal)} other checks)" if invariance or reveal else ""
         )
-        title = verdict(summary).line if known_pass else title
-        box = "passed" if known_pass else "failed"
-        parts = [f'<div class="mathcomp-verdict {box}"><h2>{escape(title)}</h2>']
+        title = verdict(summary).line if known_pass and not incomplete else title
+        box = "passed" if known_pass and not incomplete else "failed"
+        parts = [f'<div class="mathcomp-verdict {box}">{incomplete}<h2>{escape(title)}</h2>']
         parts.append(f"<p>{escape('; '.join(reasons))}.{escape(against)}</p>")
+    elif incomplete:
+        ran = f"<h3>{escape(f'Nothing failed in the {len(cases)} cases that ran')}</h3>" if cases else ""
+        parts = [f'<div class="mathcomp-verdict incomplete">{incomplete}{ran}']
     else:
         title = f"PASSED: all {len(cases)} cases"
         parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title)}</h2>']

@@ -3,7 +3,7 @@ thresholds.toml (like a snapshot), or read from a run folder. It must fit the ru
 
 The file, one `key: value` per line (lines starting with # are comments)::
 
-    format: 2
+    format: 3
     model: hf:fixtures/models/mathcomp-tiny
     revision: 3f2a...
     dataset: fixtures/scenarios.csv
@@ -13,6 +13,7 @@ The file, one `key: value` per line (lines starting with # are comments)::
     generated-seed: 0
     generated-sha256: 5d0b...
     generated-scenarios: gen-0-1 gen-0-2 ...
+    cases: 2
     case neutral-begin-std-one-word: lmeelx...
     case generated:neutral-begin-std-one-word: emlle...
 
@@ -20,86 +21,46 @@ A case line has one letter per scenario, in the order of `scenarios` (a `generat
 `generated-scenarios`, test_generated's draw of --generated N scenarios from --hypothesis-seed): l less,
 m more, e equal, i invalid (an unreadable answer), x error (no answer). `model` is the model that made it,
 a local directory written relative to the file's folder when it lies inside it. Format 1 files (no
-generated cases) are read too.
+generated cases) and format 2 files (no `cases`, the number of case lines that tells a file cut short) are
+read too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import os
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..backends.models import ModelSpec, UnknownModelError, looks_like_path, resolve
-from ..types import Scenario
-
-FORMAT = 2
-READS = ("1", "2")
-"""The formats this version reads."""
-LETTERS = {"less": "l", "more": "m", "equal": "e", "invalid": "i", "error": "x"}
-OUTCOME = {v: k for k, v in LETTERS.items()}
-GENERATED_KEYS = ("generated-seed", "generated-sha256", "generated-scenarios")
-HEADER_KEYS = (
-    "format",
-    "model",
-    "revision",
-    "dataset",
-    "dataset-sha256",
-    "prompt-set",
-    "scenarios",
-    *GENERATED_KEYS,
+from ..backends.models import ModelSpec, UnknownModelError, resolve
+from .baseline_format import (
+    FORMAT,
+    GENERATED_DIR,
+    GENERATED_KEYS,
+    GENERATED_PREFIX,
+    HEADER_KEYS,
+    LETTERS,
+    OPTIONAL_KEYS,
+    OUTCOME,
+    READS,
+    RESTORE,
+    BaselineError,
+    Draw,
+    Fingerprint,
+    draw,
+    sha256_of,
+    shown_dataset,
+    shown_model,
 )
-OPTIONAL_KEYS = ("revision", *GENERATED_KEYS)
-GENERATED_PREFIX = "generated:"
-"""How a baseline names test_generated's cases: ``generated:<condition id>``."""
-GENERATED_DIR = "generated"
-"""A run folder's subfolder for test_generated's results.jsonl."""
 
-
-class BaselineError(ValueError):
-    """A baseline that cannot be read or does not fit the run; the message says which file and what differs."""
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """What a run's answers depend on besides the model: a baseline must match it."""
-
-    dataset: str
-    dataset_sha256: str
-    prompt_set: str
-    scenarios: tuple[str, ...]
-    cases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Draw:
-    """test_generated's scenarios: --generated N of them from --hypothesis-seed, and a digest of their text
-    (the same options draw other scenarios once the generator changes)."""
-
-    seed: int
-    sha256: str
-    scenarios: tuple[str, ...]
-
-    @property
-    def options(self) -> str:
-        return f"--generated={len(self.scenarios)} --hypothesis-seed={self.seed}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "count": len(self.scenarios),
-            "seed": self.seed,
-            "sha256": self.sha256,
-            "scenario_ids": list(self.scenarios),
-        }
-
-
-def draw(scenarios: Iterable[Scenario], seed: int) -> Draw:
-    """The Draw of ``scenarios`` (generated from ``seed``): their ids and a sha256 of what they say."""
-    chosen = list(scenarios)
-    text = "\n".join(f"{s.id}\t{s.text_a}\t{s.text_b}\t{s.expr_a}\t{s.expr_b}\t{s.label}" for s in chosen)
-    return Draw(seed, hashlib.sha256(text.encode()).hexdigest(), tuple(s.id for s in chosen))
+__all__ = [
+    "FORMAT", "GENERATED_DIR", "GENERATED_KEYS", "GENERATED_PREFIX", "HEADER_KEYS", "LETTERS", "OPTIONAL_KEYS",
+    "OUTCOME", "READS", "RESTORE", "Baseline", "BaselineError", "Draw", "Fingerprint", "draw", "from_run_dir",
+    "load", "outcome", "parse", "render", "sha256_of", "write",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -168,7 +129,9 @@ class Baseline:
             if not only_base and not only_run:
                 detail += "; same ids in another order"
             problems.append(f"other scenarios ({detail}; check --limit and --dataset)")
-        if run.cases and not set(run.cases) & {c.removeprefix(GENERATED_PREFIX) for c in self.cases}:
+        if not self.cases:
+            problems.append(f"the baseline has no cases (a damaged or cut-short file: {RESTORE})")
+        elif run.cases and not set(run.cases) & {c.removeprefix(GENERATED_PREFIX) for c in self.cases}:
             problems.append(
                 f"another selection: none of the run's {len(run.cases)} cases ({_few(list(run.cases))}) is in "
                 f"the baseline, which has {_few(list(self.cases))}"
@@ -180,14 +143,6 @@ class Baseline:
 def _few(values: list[str], n: int = 3) -> str:
     shown = ", ".join(values[:n])
     return shown + (f" and {len(values) - n} more" if len(values) > n else "")
-
-
-def sha256_of(path: Path) -> str:
-    """The file's sha256, or `unreadable` (a dataset that is not one file)."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return "unreadable"
 
 
 def load(path: str | Path) -> Baseline:
@@ -205,6 +160,20 @@ def load(path: str | Path) -> Baseline:
 
 
 def parse(path: Path, text: str) -> Baseline:
+    """The file's baseline; a file that is cut short (fewer case lines than its `cases` says, none at all,
+    or a last line without its line end that does not read) is named as damaged, with its path."""
+    try:
+        return _parse(path, text)
+    except BaselineError as exc:
+        if text and not text.endswith("\n"):
+            raise BaselineError(
+                f"baseline {path} is damaged: cut short (its last line has no line end: the write never "
+                f"ended): {exc}; {RESTORE}"
+            ) from exc
+        raise
+
+
+def _parse(path: Path, text: str) -> Baseline:
     header: dict[str, str] = {}
     rows: dict[str, tuple[int, str]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -233,8 +202,12 @@ def parse(path: Path, text: str) -> Baseline:
         raise BaselineError(f"{path}: not a baseline file: missing {', '.join(missing)}")
     if header["format"] not in READS:
         raise BaselineError(
-            f"{path}: baseline format {header['format']!r}; this version reads format {' or '.join(READS)}"
+            f"{path}: baseline format {header['format']!r}; this version reads format "
+            f"{', '.join(READS[:-1])} or {READS[-1]}"
         )
+    if header["format"] not in ("1", "2") and "cases" not in header:
+        raise BaselineError(f"{path}: not a baseline file: missing cases")
+    _check_count(path, header.get("cases"), len(rows))
     scenarios = tuple(header["scenarios"].split())
     generated = _parse_draw(path, header)
     cases = {}
@@ -271,6 +244,19 @@ def parse(path: Path, text: str) -> Baseline:
     )
 
 
+def _check_count(path: Path, said: str | None, found: int) -> None:
+    """A file with no case line, or another number than its `cases` line says, was cut short or damaged."""
+    if said is not None and not said.isdigit():
+        raise BaselineError(f"{path}: cases: {said!r}; expected the number of case lines")
+    if found == 0:
+        raise BaselineError(f"baseline {path} is damaged or cut short: it has no case lines; {RESTORE}")
+    if said is not None and int(said) != found:
+        raise BaselineError(
+            f"baseline {path} is damaged or cut short: its header says {said} case lines, it has {found}; "
+            f"{RESTORE}"
+        )
+
+
 def _parse_draw(path: Path, header: Mapping[str, str]) -> Draw | None:
     present = [k for k in GENERATED_KEYS if k in header]
     if not present:
@@ -300,6 +286,11 @@ def from_run_dir(run_dir: Path) -> Baseline:
         ) from exc
     except (OSError, ValueError) as exc:
         raise BaselineError(f"baseline {run_dir}: cannot be read: {exc}") from exc
+    if summary.get("status") == "incomplete":
+        raise BaselineError(
+            f"baseline {run_dir}: an incomplete run ({'; '.join(map(str, summary.get('incomplete_reasons') or []))}"
+            "); use a complete run's folder or a baseline file"
+        )
     cases = _outcomes(run_dir / "results.jsonl", lines)
     generated = _summary_draw(summary.get("generated"))
     generated_results = run_dir / GENERATED_DIR / "results.jsonl"
@@ -342,31 +333,6 @@ def _summary_draw(block: Any) -> Draw | None:
     return Draw(int(block["seed"]), str(block["sha256"]), tuple(str(s) for s in block["scenario_ids"]))
 
 
-def _shown(dataset: str) -> str:
-    """A dataset inside the project by its relative path: the file is committed, the checkout moves."""
-    from ..paths import ROOT
-
-    try:
-        return str(Path(dataset).relative_to(ROOT))
-    except ValueError:
-        return dataset
-
-
-def _model_shown(model: str, folder: Path) -> str:
-    """A local model directory relative to the baseline's folder when it lies inside it (the two are
-    committed together), the bundled demo model as ``hf:fixtures/...``; anything else as recorded."""
-    from ..paths import bundled
-
-    path = Path(model[3:]) if model.startswith("hf:") else None
-    if path is None or not path.is_absolute():
-        return model
-    for base, prefix in ((folder.resolve(), ""), (bundled().resolve(), "fixtures/")):
-        if path.is_relative_to(base) and path != base:
-            shown = prefix + path.relative_to(base).as_posix()
-            return f"hf:{shown}" if looks_like_path(shown) else f"hf:./{shown}"
-    return model
-
-
 def render(baseline: Baseline, folder: Path | None = None) -> str:
     """The file's text; ``folder`` is where it will be written (a local model is recorded relative to it)."""
     folder = folder if folder is not None else baseline.source.parent
@@ -376,9 +342,9 @@ def render(baseline: Baseline, folder: Path | None = None) -> str:
         "# l less, m more, e equal, i invalid, x error. Rewrite it with --update-baseline; commit it next to",
         "# thresholds.toml.",
         f"format: {FORMAT}",
-        f"model: {_model_shown(baseline.model, folder)}",
+        f"model: {shown_model(baseline.model, folder)}",
         f"revision: {baseline.revision or ''}",
-        f"dataset: {_shown(baseline.dataset)}",
+        f"dataset: {shown_dataset(baseline.dataset)}",
         f"dataset-sha256: {baseline.dataset_sha256}",
         f"prompt-set: {baseline.prompt_set}",
         f"scenarios: {' '.join(baseline.scenarios)}",
@@ -390,6 +356,10 @@ def render(baseline: Baseline, folder: Path | None = None) -> str:
             f"generated-sha256: {g.sha256}",
             f"generated-scenarios: {' '.join(g.scenarios)}",
         ]
+    written = [
+        c for c in baseline.cases if not c.startswith(GENERATED_PREFIX) or baseline.generated is not None
+    ]
+    lines.append(f"cases: {len(written)}")
     for case_id, answers in baseline.cases.items():
         order = baseline.scenarios
         if case_id.startswith(GENERATED_PREFIX):
@@ -402,13 +372,21 @@ def render(baseline: Baseline, folder: Path | None = None) -> str:
 
 
 def write(baseline: Baseline, path: Path, order: Iterable[str] | None = None) -> Path:
-    """Write ``baseline`` to ``path`` (cases in ``order`` when given), replacing the file atomically."""
+    """Write ``baseline`` to ``path`` (cases in ``order`` when given), replacing the file atomically: a temp
+    file in the same folder, flushed to disk, then os.replace; a write stopped halfway leaves the old file."""
     if order is not None:
         ranked = {c: i for i, c in enumerate(order)}
         cases = dict(sorted(baseline.cases.items(), key=lambda kv: ranked.get(kv[0], len(ranked))))
         baseline = Baseline(**{**baseline.__dict__, "cases": cases})
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(render(baseline, path.parent), encoding="utf-8")
-    tmp.replace(path)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(render(baseline, path.parent))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
     return path

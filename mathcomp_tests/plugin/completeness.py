@@ -1,0 +1,79 @@
+"""What the session saw of its own end: the items selected and the items that reported an outcome, and
+the signal or the reason that stopped it. A CI timeout sends SIGTERM: it ends the session the way Ctrl-C
+does (pytest's interrupted path, summary and report written), in the controller and in each xdist worker,
+instead of killing the process with nothing written."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from types import FrameType
+from typing import Any
+
+import pytest
+
+
+class Tracker:
+    """Registered as a plugin on the controller (or the only process) and on each xdist worker."""
+
+    def __init__(self) -> None:
+        self.selected: set[str] | None = None
+        """Node ids selected after -k, -m and --deselect; None until collection ends (xdist: per worker)."""
+        self.reported: set[str] = set()
+        """Node ids whose outcome was reported (a call, or a setup that failed or skipped)."""
+        self.signal: str | None = None
+        self._previous: Any = None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.selected = {item.nodeid for item in session.items}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """On the xdist controller, which collects nothing itself: every worker's collection."""
+        self.selected = (self.selected or set()) | set(ids)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.reported.add(report.nodeid)
+
+    def stopped(self, session: pytest.Session) -> str | None:
+        """Why the session ended before its end, in one sentence; None when it ran to the end."""
+        if self.signal:
+            return f"the run was stopped by {self.signal} (as a CI timeout sends it) before every case ended"
+        if session.shouldstop:
+            return f"the run stopped early: {session.shouldstop}"
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            return "the run was interrupted (Ctrl-C) before every case ended"
+        if session.shouldfail:
+            return f"the run stopped early: {session.shouldfail}"
+        return None
+
+    def install(self) -> None:
+        """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (only from the main thread, where Python
+        delivers signals)."""
+        try:
+            self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+        except ValueError:  # not the main thread: leave the signal alone
+            self._previous = None
+
+    def uninstall(self) -> None:
+        if self._previous is not None:
+            with contextlib.suppress(ValueError):
+                signal.signal(signal.SIGTERM, self._previous)
+            self._previous = None
+
+    def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
+        if self.signal is None:
+            self.signal = "SIGTERM"
+            raise KeyboardInterrupt("SIGTERM")
+
+
+def write_incomplete(tr: Any, summary: dict[str, Any] | None) -> bool:
+    """INCOMPLETE and its reasons, first in the end-of-run section; True when the run is incomplete."""
+    reasons = (summary or {}).get("incomplete_reasons") or []
+    if not reasons:
+        return False
+    tr.write_sep("=", "MathComp: INCOMPLETE (this run cannot pass)", red=True, bold=True)
+    for reason in reasons:
+        tr.write_line(f"INCOMPLETE: {reason}", red=True)
+    return True

@@ -1,0 +1,119 @@
+"""The baseline file's vocabulary (format numbers, keys, answer letters), the values a baseline is checked
+against (Fingerprint, Draw), and how the file shows a dataset or a model path: what both reading and
+writing a baseline need (scoring/baseline.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..backends.models import looks_like_path
+from ..types import Scenario
+
+FORMAT = 3
+READS = ("1", "2", "3")
+"""The formats this version reads."""
+LETTERS = {"less": "l", "more": "m", "equal": "e", "invalid": "i", "error": "x"}
+OUTCOME = {v: k for k, v in LETTERS.items()}
+GENERATED_KEYS = ("generated-seed", "generated-sha256", "generated-scenarios")
+HEADER_KEYS = (
+    "format",
+    "model",
+    "revision",
+    "dataset",
+    "dataset-sha256",
+    "prompt-set",
+    "scenarios",
+    *GENERATED_KEYS,
+    "cases",
+)
+OPTIONAL_KEYS = ("revision", *GENERATED_KEYS, "cases")
+"""`cases` (the number of case lines, so that a file cut short says so) is required from format 3."""
+GENERATED_PREFIX = "generated:"
+"""How a baseline names test_generated's cases: ``generated:<condition id>``."""
+GENERATED_DIR = "generated"
+"""A run folder's subfolder for test_generated's results.jsonl."""
+
+
+class BaselineError(ValueError):
+    """A baseline that cannot be read or does not fit the run; the message says which file and what differs."""
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a run's answers depend on besides the model: a baseline must match it."""
+
+    dataset: str
+    dataset_sha256: str
+    prompt_set: str
+    scenarios: tuple[str, ...]
+    cases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Draw:
+    """test_generated's scenarios: --generated N of them from --hypothesis-seed, and a digest of their text
+    (the same options draw other scenarios once the generator changes)."""
+
+    seed: int
+    sha256: str
+    scenarios: tuple[str, ...]
+
+    @property
+    def options(self) -> str:
+        return f"--generated={len(self.scenarios)} --hypothesis-seed={self.seed}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "count": len(self.scenarios),
+            "seed": self.seed,
+            "sha256": self.sha256,
+            "scenario_ids": list(self.scenarios),
+        }
+
+
+def draw(scenarios: Iterable[Scenario], seed: int) -> Draw:
+    """The Draw of ``scenarios`` (generated from ``seed``): their ids and a sha256 of what they say."""
+    chosen = list(scenarios)
+    text = "\n".join(f"{s.id}\t{s.text_a}\t{s.text_b}\t{s.expr_a}\t{s.expr_b}\t{s.label}" for s in chosen)
+    return Draw(seed, hashlib.sha256(text.encode()).hexdigest(), tuple(s.id for s in chosen))
+
+
+RESTORE = "restore it from version control or rewrite it with --update-baseline from a complete run"
+"""What a damaged or cut-short baseline file's message says to do."""
+
+
+def sha256_of(path: Path) -> str:
+    """The file's sha256, or `unreadable` (a dataset that is not one file)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
+def shown_dataset(dataset: str) -> str:
+    """A dataset inside the project by its relative path: the file is committed, the checkout moves."""
+    from ..paths import ROOT
+
+    try:
+        return str(Path(dataset).relative_to(ROOT))
+    except ValueError:
+        return dataset
+
+
+def shown_model(model: str, folder: Path) -> str:
+    """A local model directory relative to the baseline's folder when it lies inside it (the two are
+    committed together), the bundled demo model as ``hf:fixtures/...``; anything else as recorded."""
+    from ..paths import bundled
+
+    path = Path(model[3:]) if model.startswith("hf:") else None
+    if path is None or not path.is_absolute():
+        return model
+    for base, prefix in ((folder.resolve(), ""), (bundled().resolve(), "fixtures/")):
+        if path.is_relative_to(base) and path != base:
+            shown = prefix + path.relative_to(base).as_posix()
+            return f"hf:{shown}" if looks_like_path(shown) else f"hf:./{shown}"
+    return model

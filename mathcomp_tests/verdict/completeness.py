@@ -1,0 +1,71 @@
+"""Whether a run is complete: only a complete run can pass, and only a complete run in which every case
+scored may replace the baseline. Plain values in (what the plugin saw of the session), sentences out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+COMPLETE = "complete"
+INCOMPLETE = "incomplete"
+SHOWN = 3
+"""Case ids named in one reason; the rest are counted."""
+
+
+def scored_nothing(case: Mapping[str, Any]) -> bool:
+    """A case that raised, read no item, or whose every request failed: it says nothing about the model."""
+    scores = case.get("scores")
+    return scores is None or not scores.get("n") or float(scores.get("error_rate") or 0.0) >= 1.0
+
+
+def incomplete_reasons(
+    stopped: str | None,
+    selected: int | None,
+    reported: int,
+    cases: Sequence[Mapping[str, Any]],
+) -> list[str]:
+    """One plain sentence per reason the run is incomplete (none: it is complete).
+
+    ``stopped`` says why the session ended early (a signal, a server gone), ``selected`` counts the items
+    collected after -k, -m and --deselect (None when unknown), ``reported`` the items that reported an
+    outcome, ``cases`` every case summary (test_framing's and test_generated's)."""
+    reasons = []
+    if stopped:
+        reasons.append(stopped)
+    if not selected and not reported:
+        reasons.append("no case ran: the selection matched none (check -k, -m, --deselect and the options)")
+    elif selected is not None and reported < selected:
+        reasons.append(
+            f"{reported} of the {selected} selected cases reported an outcome: the run ended before the rest"
+        )
+    empty = [str(c["case"]) for c in cases if scored_nothing(c)]
+    if empty:
+        shown = ", ".join(empty[:SHOWN]) + (f" and {len(empty) - SHOWN} more" if len(empty) > SHOWN else "")
+        many = len(empty) > 1
+        reasons.append(
+            f"{len(empty)} {'cases' if many else 'case'} scored nothing (the case raised, or every request "
+            f"failed): {shown}"
+        )
+    return reasons
+
+
+def status(reasons: Sequence[str]) -> str:
+    return INCOMPLETE if reasons else COMPLETE
+
+
+def is_incomplete(summary: Mapping[str, Any] | None) -> bool:
+    """A summary.json that says it is incomplete (an older one, without `status`, counts as complete)."""
+    return (summary or {}).get("status", COMPLETE) == INCOMPLETE
+
+
+def baseline_refusal(reasons: Sequence[str], cases: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why this run must not replace the baseline (None: it may): the baseline is the team's file, replaced
+    only from a complete run in which every case scored."""
+    if reasons:
+        return "the run is incomplete (" + "; ".join(reasons) + ")"
+    if not cases:
+        return "the run has no case to record"
+    errored = [str(c["case"]) for c in cases if c.get("error") is not None or scored_nothing(c)]
+    if errored:
+        return f"{len(errored)} {'cases' if len(errored) > 1 else 'case'} did not score: {', '.join(errored[:SHOWN])}"
+    return None
