@@ -19,7 +19,7 @@ from typing import Any
 
 from ..types import Decoding, Response
 from .base import redact
-from .liveness import Liveness
+from .liveness import Liveness, counts_as_error
 
 BATCH_SIZE = 256
 """Prompts per request unless --batch-size says otherwise."""
@@ -206,8 +206,11 @@ class BatchedCompletions:
             what = redact(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
             self.liveness.failed(f"POST {self.url}: {what}")
             raise RequestFailed(what, 0, retry=True) from exc
-        self.liveness.replied()
         if reply.status_code != 200:
+            if counts_as_error(reply.status_code):
+                self.liveness.errored(reply.status_code)  # each attempt: these retries are ours
+            else:
+                self.liveness.answered()  # a refusal of the request is an answer
             detail = redact(reply.text[:_ERROR_CHARS])
             wait = _retry_after(reply.headers.get("retry-after"))
             retry = reply.status_code in RETRY_STATUS
@@ -220,6 +223,7 @@ class BatchedCompletions:
             raise RequestFailed(
                 f"the server returned {len(choices)} choices for {n} prompts", 200, retry=True
             )
+        self.liveness.answered()
         return choices
 
     async def aclose(self) -> None:

@@ -80,7 +80,12 @@ class CompletionsBackend:
         self._labels = tokens.LabelTokens(self._encode, self.model_id)
         self._loop = LoopThread(f"mathcomp-{self.model_id}")
         self.liveness = Liveness(
-            self.root, options.max_connection_failures, options.server_timeout, ping=self._healthy
+            self.root,
+            options.max_connection_failures,
+            options.server_timeout,
+            ping=self._healthy,
+            max_errors=options.max_error_streak,
+            cached=options.response_cache,
         )
         self.client = self._loop.run(self._client(options))
 
