@@ -87,7 +87,10 @@ def test_a_server_that_holds_every_request_ends_the_run_within_the_timeout_of_it
 def test_without_a_cache_the_error_promises_no_resume(tmp_path: Path) -> None:
     with FaultServer(schedule=stalls, models=_listed()).running() as server:
         run = run_suite(
-            tmp_path, *_args(tmp_path, server, "chat", f"--server-timeout={SERVER_TIMEOUT}"), cache=False, timeout=120
+            tmp_path,
+            *_args(tmp_path, server, "chat", f"--server-timeout={SERVER_TIMEOUT}"),
+            cache=False,
+            timeout=120,
         )
     line = _gone_line(run)
     assert "no answer for" in line and "response cache" not in line and "rerun asks only" not in line
@@ -107,7 +110,12 @@ def test_a_server_that_answers_only_errors_is_down_after_a_streak(
     server = FaultServer(schedule=lambda index, attempt: Fault(fault), models=_listed())  # type: ignore[arg-type]
     with server.running():
         args = _args(
-            tmp_path, server, batching, "--limit=40", f"--max-error-streak={STREAK}", f"--num-retries={RETRIES}"
+            tmp_path,
+            server,
+            batching,
+            "--limit=40",
+            f"--max-error-streak={STREAK}",
+            f"--num-retries={RETRIES}",
         )
         args = [a for a in args if not a.startswith("--max-concurrency")] + [f"--max-concurrency={IN_FLIGHT}"]
         started = time.monotonic()
@@ -144,3 +152,20 @@ def test_errors_with_answers_between_are_not_a_server_down(tmp_path: Path, batch
     assert "stopped answering" not in run.output
     statuses = [r["status"] for r in run.records]
     assert len(statuses) == LIMIT and statuses.count("error") == 6, statuses
+
+
+THOUGHTS = "Alice has 3 and Bob has 5 so Alice has fewer than Bob . Answer : less"
+
+
+def test_a_long_generation_that_makes_progress_is_not_cut(tmp_path: Path) -> None:
+    """Chain-of-thought on the batched path: each request takes longer than --server-timeout, but it is
+    streamed and every chunk of tokens counts as an answer (unstreamed, the run would stop)."""
+    words = len(THOUGHTS.split())
+    server = FaultServer(models=_listed(), answer=THOUGHTS, stream_interval=0.3)
+    with server.running():
+        args = _args(tmp_path, server, "completions", "--formats=cot", "--limit=4", "--server-timeout=2")
+        run = run_suite(tmp_path, *args, timeout=120)
+        requests = server.requests()
+    assert run.returncode == 0, run.output
+    assert requests and all(r.end - r.start >= 0.3 * (words - 1) > 2 for r in requests), "each took longer"
+    assert [r["raw"] for r in run.records] == [THOUGHTS] * 4, "the chunks make the whole answer"
