@@ -47,7 +47,7 @@ class BackendOptions:
     prompts with the model's chat template and sends many per /v1/completions request (vllm always)."""
     max_connection_failures: int = 20
     """api, vllm: connection failures in a row after which the server counts as gone and the run ends."""
-    server_timeout: float = 120.0
+    server_timeout: float = 90.0
     """api, vllm: seconds without an answer to a completion request, with requests waiting, after which the
     run ends (a passed health check is no answer)."""
     max_error_streak: int = 32

@@ -134,10 +134,14 @@ class CompletionsBackend:
         return data
 
     async def _healthy(self) -> str | None:
-        """None when the server replies to GET /health (any status), else what failed."""
+        """None when the server replies to GET /health (any status), else what failed. A client of its own:
+        the requests' pool may be full of requests held open, and waiting for it is no failure to connect."""
+        import httpx
+
         try:
-            await self.client.client.get(self.root + "/health", timeout=HEALTH_TIMEOUT)
-        except self.client.transport_errors as exc:
+            async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT) as client:
+                await client.get(self.root + "/health")
+        except httpx.TransportError as exc:
             return f"GET {self.root}/health: {type(exc).__name__}: {exc}"
         return None
 

@@ -112,12 +112,13 @@ class Liveness:
         """Why the server counts as gone, or None while it does not."""
         if self.failures >= self.max_failures:
             return f"{self.failures} connection failures in a row"
+        seen = ", ".join(f"HTTP {status} x{n}" for status, n in sorted(self.errors.items()))
         if self.streak >= self.max_errors:
-            seen = ", ".join(f"HTTP {status} x{n}" for status, n in sorted(self.errors.items()))
             return f"{self.streak} error replies in a row and no answer: {seen} (--max-error-streak={self.max_errors})"
         silent = self.clock() - self.last_answer
         if silent >= self.timeout:
-            return f"no answer for {silent:.0f} s (--server-timeout={self.timeout:g})"
+            meanwhile = f"; error replies meanwhile: {seen}" if seen else ""
+            return f"no answer for {silent:.0f} s (--server-timeout={self.timeout:g}){meanwhile}"
         return None
 
     def error(self, why: str) -> ServerGoneError:

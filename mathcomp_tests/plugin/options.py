@@ -153,8 +153,8 @@ def add(parser: pytest.Parser) -> None:
         "--server-timeout",
         "api and vllm backends: seconds without an answer to a completion request while requests wait (a "
         "passed health check is none), after which the run stops; a server that never answers ends a run "
-        "in this plus the start-up",
-        120.0,
+        "in this plus the start-up (under 150 s)",
+        90.0,
         type=float,
     )
     option(
