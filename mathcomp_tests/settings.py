@@ -47,8 +47,13 @@ class BackendOptions:
     prompts with the model's chat template and sends many per /v1/completions request (vllm always)."""
     max_connection_failures: int = 20
     """api, vllm: connection failures in a row after which the server counts as gone and the run ends."""
-    server_timeout: float = 120.0
-    """api, vllm: seconds without any reply from the server, with requests waiting, after which the run ends."""
+    server_timeout: float = 90.0
+    """api, vllm: seconds without an answer to a completion request, with requests waiting, after which the
+    run ends (a passed health check is no answer)."""
+    max_error_streak: int = 32
+    """api, vllm: error replies (408, 429, 5xx) in a row, no answer between, after which the run ends."""
+    response_cache: bool = True
+    """Whether answers are cached (False under --no-cache): what the dead-server error promises."""
     vllm_python: str | None = None
     """vllm: the Python that runs the server; None is $MATHCOMP_VLLM_PYTHON, else this interpreter."""
     vllm_tensor_parallel_size: int | None = None

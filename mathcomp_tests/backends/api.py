@@ -18,7 +18,7 @@ from ..settings import BackendOptions
 from ..types import Decoding, Prompt, Response
 from . import probe, router
 from .base import BackendError, OnResponse, redact
-from .liveness import Liveness
+from .liveness import Liveness, counts_as_error
 
 _ERROR_CHARS = 2000
 CONCURRENCY = 16
@@ -55,7 +55,14 @@ class APIBackend:
             if d["litellm_params"].get("api_base")
         ]
         ping = _pinger(bases) if bases and len(bases) == len(self.plan.deployments) else None
-        self.liveness = Liveness(self.model_id, options.max_connection_failures, options.server_timeout, ping)
+        self.liveness = Liveness(
+            self.model_id,
+            options.max_connection_failures,
+            options.server_timeout,
+            ping,
+            max_errors=options.max_error_streak,
+            cached=options.response_cache,
+        )
         # One loop for the backend's life: the Router's HTTP clients and their connections belong to it.
         self._loop = asyncio.new_event_loop()
 
@@ -115,12 +122,15 @@ class APIBackend:
             )
         except Exception as exc:  # every provider error becomes a recorded, reported item error
             what = redact(f"{type(exc).__name__}: {exc}")[:_ERROR_CHARS]
+            status = getattr(exc, "status_code", None)
             if _no_reply(exc):
                 self.liveness.failed(what)
+            elif isinstance(status, int) and counts_as_error(status):
+                self.liveness.errored(status)  # after litellm's own retries: one outcome, one count
             else:
-                self.liveness.replied()
+                self.liveness.answered()  # the server processed the request and refused it
             return Response(text="", error=what)
-        self.liveness.replied()
+        self.liveness.answered()
         return self._response(result)
 
     def _response(self, result: Any) -> Response:

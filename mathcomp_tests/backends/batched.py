@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..types import Decoding, Response
+from . import streamed
 from .base import redact
-from .liveness import Liveness
+from .liveness import Liveness, counts_as_error
 
 BATCH_SIZE = 256
 """Prompts per request unless --batch-size says otherwise."""
@@ -153,6 +154,8 @@ class BatchedCompletions:
         body |= self.score_fields() if scored else self.fixed_fields(decoding)
         if scored:
             body["logprob_token_ids"] = list(chunk[0].group or ())
+        elif decoding.max_new_tokens > streamed.STREAM_ABOVE_TOKENS:
+            body["stream"] = True  # each chunk of tokens is an answer: a long generation is not cut
         last: RequestFailed | None = None
         for attempt in range(self.num_retries + 1):
             if attempt:
@@ -201,26 +204,40 @@ class BatchedCompletions:
         httpx = self._httpx
         self.requests += 1
         try:
-            reply = await self.client.post(self.url, json=body)
+            async with self.client.stream("POST", self.url, json=body) as reply:
+                if reply.status_code != 200:
+                    await reply.aread()
+                    self._refused(reply)
+                if body.get("stream"):
+                    choices = await streamed.read(reply.aiter_lines(), self.liveness.answered)
+                else:
+                    await reply.aread()
+                    choices = sorted(reply.json()["choices"], key=lambda c: int(c["index"]))
         except httpx.TransportError as exc:
             what = redact(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
             self.liveness.failed(f"POST {self.url}: {what}")
             raise RequestFailed(what, 0, retry=True) from exc
-        self.liveness.replied()
-        if reply.status_code != 200:
-            detail = redact(reply.text[:_ERROR_CHARS])
-            wait = _retry_after(reply.headers.get("retry-after"))
-            retry = reply.status_code in RETRY_STATUS
-            raise RequestFailed(f"HTTP {reply.status_code}: {detail}", reply.status_code, retry, wait)
-        try:
-            choices = sorted(reply.json()["choices"], key=lambda c: int(c["index"]))
+        except streamed.StreamError as exc:
+            raise RequestFailed(str(exc), 200, retry=True) from exc
         except (ValueError, KeyError, TypeError) as exc:
             raise RequestFailed(f"malformed reply: {reply.text[:200]!r}", 200, retry=True) from exc
         if len(choices) != n:
             raise RequestFailed(
                 f"the server returned {len(choices)} choices for {n} prompts", 200, retry=True
             )
+        self.liveness.answered()
         return choices
+
+    def _refused(self, reply: Any) -> None:
+        """RequestFailed for a reply other than 200, counted by the liveness."""
+        if counts_as_error(reply.status_code):
+            self.liveness.errored(reply.status_code)  # each attempt: these retries are ours
+        else:
+            self.liveness.answered()  # a refusal of the request is an answer
+        detail = redact(reply.text[:_ERROR_CHARS])
+        wait = _retry_after(reply.headers.get("retry-after"))
+        retry = reply.status_code in RETRY_STATUS
+        raise RequestFailed(f"HTTP {reply.status_code}: {detail}", reply.status_code, retry, wait)
 
     async def aclose(self) -> None:
         await self.client.aclose()

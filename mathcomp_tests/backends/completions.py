@@ -80,7 +80,12 @@ class CompletionsBackend:
         self._labels = tokens.LabelTokens(self._encode, self.model_id)
         self._loop = LoopThread(f"mathcomp-{self.model_id}")
         self.liveness = Liveness(
-            self.root, options.max_connection_failures, options.server_timeout, ping=self._healthy
+            self.root,
+            options.max_connection_failures,
+            options.server_timeout,
+            ping=self._healthy,
+            max_errors=options.max_error_streak,
+            cached=options.response_cache,
         )
         self.client = self._loop.run(self._client(options))
 
@@ -129,10 +134,14 @@ class CompletionsBackend:
         return data
 
     async def _healthy(self) -> str | None:
-        """None when the server replies to GET /health (any status), else what failed."""
+        """None when the server replies to GET /health (any status), else what failed. A client of its own:
+        the requests' pool may be full of requests held open, and waiting for it is no failure to connect."""
+        import httpx
+
         try:
-            await self.client.client.get(self.root + "/health", timeout=HEALTH_TIMEOUT)
-        except self.client.transport_errors as exc:
+            async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT) as client:
+                await client.get(self.root + "/health")
+        except httpx.TransportError as exc:
             return f"GET {self.root}/health: {type(exc).__name__}: {exc}"
         return None
 

@@ -1,20 +1,27 @@
-"""Is the model server still there? Connection failures in a row and time without any reply decide.
+"""Is the model server still there, and still answering? Three counts decide, whichever trips first.
 
 A server that stops answering mid-run would otherwise cost minutes of retries per case, case after case.
-Every API path reports each request's outcome here. Once a request could not reach the server, or no
-reply came for a second, the server is also asked directly (its health check) every half second until
-it replies again, and each unanswered check counts as a connection failure too: a request's own retries
-can take long, the check does not. After ``max_failures`` connection failures in a row, or ``timeout``
-seconds with requests waiting and no reply at all (an HTTP error is a reply; so is a passed health
-check: a long batch is not a dead server), ``supervise`` cancels what is still in flight and raises
-ServerGoneError naming the server and the last failure. The caller's cache already holds everything
-answered before.
+Every API path reports each completion request's outcome here:
+- ``answered``: the server processed the request (a completion, or a refusal of the request itself such
+  as 400 "prompt too long"); it resets every count below. For a streamed request each chunk of tokens is
+  an answer, so a long generation that makes progress is never cut.
+- ``errored``: an error reply (408, 429, 5xx). After ``max_errors`` of them in a row with no answer in
+  between (the caller's own retries already spent: litellm's inside a chat request, the batched client's
+  per attempt) the server counts as down, and the error names the status codes seen.
+- ``failed``: no reply at all (refused, reset, timed out). Once a request could not reach the server, or
+  no answer came for a second, the server is also asked directly (its health check) every half second;
+  each unanswered check counts as a connection failure too. ``max_failures`` in a row: gone.
+Besides, ``timeout`` seconds with requests waiting and no answer: gone. A passed health check or an error
+reply is no answer: a server that keeps its model list up but never completes a request ends the run
+``timeout`` seconds after its last answer. ``supervise`` cancels what is still in flight and raises
+ServerGoneError naming the server and why.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -26,14 +33,21 @@ POLL_SECONDS = 0.25
 CHECK_SECONDS = 0.5
 """How often the server is checked directly while its requests fail to connect or nothing comes back."""
 SILENT_SECONDS = 1.0
-"""Without any reply for this long, the server is checked directly."""
+"""Without any answer for this long, the server is checked directly."""
+DOWN_STATUS = frozenset({408, 429})
+"""Error replies that count towards the error streak besides every 5xx."""
 
 Ping = Callable[[], Awaitable[str | None]]
 """Asks the server directly whether it is up: None when it replied, else what failed."""
 
 
+def counts_as_error(status: int | None) -> bool:
+    """A reply that says the server cannot answer now (overloaded, failing, rate-limited)."""
+    return status is not None and (status >= 500 or status in DOWN_STATUS)
+
+
 class Liveness:
-    """Counts connection failures in a row and the time since the server last replied."""
+    """Counts connection failures and error replies in a row, and the time since the last answer."""
 
     def __init__(
         self,
@@ -42,46 +56,82 @@ class Liveness:
         timeout: float,
         ping: Ping | None = None,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        max_errors: int = 32,
+        cached: bool = True,
     ):
         self.server = server
         self.ping = ping
         self.max_failures = max(1, max_failures)
+        self.max_errors = max(1, max_errors)
         self.timeout = timeout
+        self.cached = cached
+        """Whether answers go to a response cache (the error then says a rerun resumes from it)."""
         self.clock = clock
         self.failures = 0
         self.last_failure = ""
-        self.last_reply = clock()
+        self.errors: Counter[int] = Counter()
+        """Status codes of the error replies in the current streak."""
+        self.last_answer = clock()
         self._trips: set[asyncio.Event] = set()
         """One event per supervised call under way (calls may overlap: a case asked ahead of its turn)."""
 
-    def replied(self) -> None:
-        """The server answered (any HTTP status): it is there."""
+    @property
+    def streak(self) -> int:
+        return sum(self.errors.values())
+
+    def answered(self) -> None:
+        """The server processed a completion request: it is there and working."""
         self.failures = 0
-        self.last_reply = self.clock()
+        self.errors.clear()
+        self.last_answer = self.clock()
+
+    def reachable(self) -> None:
+        """The server replied, but with no answer (a health check): it is there, not that it works."""
+        self.failures = 0
+
+    def errored(self, status: int) -> None:
+        """A completion request got an error reply (see ``counts_as_error``)."""
+        self.failures = 0
+        self.errors[status] += 1
+        if self.streak >= self.max_errors:
+            self._trip()
 
     def failed(self, what: str) -> None:
         """A request (or a health check) got no reply at all: refused, reset, or timed out."""
         self.failures += 1
         self.last_failure = redact(what)[:500]
         if self.failures >= self.max_failures:
-            for tripped in self._trips:
-                tripped.set()
+            self._trip()
+
+    def _trip(self) -> None:
+        for tripped in self._trips:
+            tripped.set()
 
     def gone(self) -> str | None:
         """Why the server counts as gone, or None while it does not."""
         if self.failures >= self.max_failures:
             return f"{self.failures} connection failures in a row"
-        silent = self.clock() - self.last_reply
+        seen = ", ".join(f"HTTP {status} x{n}" for status, n in sorted(self.errors.items()))
+        if self.streak >= self.max_errors:
+            return f"{self.streak} error replies in a row and no answer: {seen} (--max-error-streak={self.max_errors})"
+        silent = self.clock() - self.last_answer
         if silent >= self.timeout:
-            return f"no reply for {silent:.0f} s (--server-timeout={self.timeout:g})"
+            meanwhile = f"; error replies meanwhile: {seen}" if seen else ""
+            return f"no answer for {silent:.0f} s (--server-timeout={self.timeout:g}){meanwhile}"
         return None
 
     def error(self, why: str) -> ServerGoneError:
         last = f"; the last failure: {self.last_failure}" if self.last_failure else ""
+        kept = (
+            "every answer received so far is in the response cache, and a rerun asks only for the rest"
+            if self.cached
+            else "nothing is cached under --no-cache, so a rerun asks for every answer again"
+        )
         return ServerGoneError(
-            f"the model server at {self.server} stopped answering ({why}){last}. The run stops here; every "
-            "answer received so far is in the response cache, and a rerun asks only for the rest "
-            "(--max-connection-failures and --server-timeout set when a server counts as gone)"
+            f"the model server at {self.server} stopped answering ({why}){last}. The run stops here; {kept} "
+            "(--max-connection-failures, --max-error-streak and --server-timeout set when a server counts "
+            "as gone)"
         )
 
     async def check(self) -> bool:
@@ -90,17 +140,18 @@ class Liveness:
             return False
         failure = await self.ping()
         if failure is None:
-            self.replied()
+            self.reachable()
             return True
         self.failed(f"health check: {failure}")
         return False
 
     async def supervise(self, work: Awaitable[T]) -> T:
         """``work``'s result, or ServerGoneError (``work`` cancelled) as soon as the server counts as gone.
-        The count starts afresh with a call when no other is under way."""
+        The counts start afresh with a call when no other is under way."""
         if not self._trips:
             self.failures = 0
-            self.last_reply = self.clock()
+            self.errors.clear()
+            self.last_answer = self.clock()
         tripped = asyncio.Event()
         self._trips.add(tripped)
         task = asyncio.ensure_future(work)
@@ -114,12 +165,14 @@ class Liveness:
                 trip.cancel()
                 if task in done:
                     return task.result()
-                doubt = self.failures or self.clock() - self.last_reply >= SILENT_SECONDS
+                doubt = self.failures or self.clock() - self.last_answer >= SILENT_SECONDS
                 if doubt and self.ping is not None and self.clock() - checked >= CHECK_SECONDS:
                     checked = self.clock()
                     await self.check()
                 why = self.gone()
-                if why is not None and not (self.failures < self.max_failures and await self.check()):
+                if why is not None and self.failures >= self.max_failures and await self.check():
+                    why = self.gone()  # one more check may clear a connection count, never the others
+                if why is not None:
                     raise self.error(why)
         finally:
             if not task.done():

@@ -151,10 +151,18 @@ def add(parser: pytest.Parser) -> None:
     )
     option(
         "--server-timeout",
-        "api and vllm backends: seconds without any reply from the server while requests wait, after which "
-        "the run stops",
-        120.0,
+        "api and vllm backends: seconds without an answer to a completion request while requests wait (a "
+        "passed health check is none), after which the run stops; a server that never answers ends a run "
+        "in this plus the start-up (under 150 s)",
+        90.0,
         type=float,
+    )
+    option(
+        "--max-error-streak",
+        "api and vllm backends: error replies (408, 429, 5xx; a chat request counts once, after its "
+        "retries) in a row with no answer between, after which the server counts as down and the run stops",
+        32,
+        type=int,
     )
     _add_vllm(option)
     option(
@@ -331,6 +339,7 @@ def _check_ranges(opt: Any) -> None:
         ("--samples", opt("samples"), 1, None),
         ("--max-connection-failures", opt("max_connection_failures"), 1, None),
         ("--server-timeout", opt("server_timeout"), 0.001, None),
+        ("--max-error-streak", opt("max_error_streak"), 1, None),
         ("--vllm-tensor-parallel-size", opt("vllm_tensor_parallel_size"), 1, None),
         ("--vllm-data-parallel-size", opt("vllm_data_parallel_size"), 1, None),
         ("--vllm-max-model-len", opt("vllm_max_model_len"), 1, None),
@@ -403,6 +412,8 @@ def settings(config: pytest.Config) -> Settings:
             api_batching=opt("api_batching"),
             max_connection_failures=opt("max_connection_failures"),
             server_timeout=opt("server_timeout"),
+            max_error_streak=opt("max_error_streak"),
+            response_cache=not config.getoption("no_cache"),
             vllm_python=opt("vllm_python"),
             vllm_tensor_parallel_size=opt("vllm_tensor_parallel_size"),
             vllm_data_parallel_size=opt("vllm_data_parallel_size"),

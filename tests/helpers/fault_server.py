@@ -69,6 +69,8 @@ class FaultServer:
     answer: str = "more"
     latency: float = 0.0
     """Seconds every request waits before its fault applies (a model's thinking time)."""
+    stream_interval: float = 0.0
+    """Seconds between the chunks of a streamed /v1/completions reply (one word of each prompt a chunk)."""
     lifetime: float = 600.0
     """The server stops by itself after this many seconds, whatever the test does."""
     models: list[dict[str, Any]] | None = None
@@ -168,10 +170,18 @@ class FaultServer:
                 response = _error(400, fault.text or "a prompt is longer than the context")
             elif fault.kind in ("rate-limit", "server-error", "malformed"):
                 response = self._respond(fault, body, prompts[0])
+            elif body.get("stream"):
+                texts = [
+                    "" if fault.kind == "empty" else (fault.text if fault.text is not None else self.answer)
+                ]
+                stream = await self._stream(request, prompts, texts[0])
+                status = stream.status
+                return stream
             else:
                 texts = [
                     "" if fault.kind == "empty" else (fault.text if fault.text is not None else self.answer)
                 ]
+                await asyncio.sleep(self.stream_interval * len(texts[0].split()))  # the same engine, unstreamed
                 response = web.json_response(
                     _text_completion(body.get("model", "unknown"), prompts, texts * len(prompts))
                 )
@@ -180,6 +190,30 @@ class FaultServer:
         finally:
             with self._lock:
                 self.log[position] = replace(self.log[position], end=time.time(), status=status)
+
+    async def _stream(self, request: web.Request, prompts: list[str], text: str) -> web.StreamResponse:
+        """vLLM's streamed reply: a chunk per step holding each prompt's next word, then [DONE]."""
+        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await stream.prepare(request)
+        words = text.split(" ")
+        for step, word in enumerate(words):
+            last = step == len(words) - 1
+            choices = [
+                {
+                    "index": i,
+                    "text": word if step == 0 else " " + word,
+                    "finish_reason": "stop" if last else None,
+                }
+                for i in range(len(prompts))
+            ]
+            await stream.write(
+                f"data: {json.dumps({'object': 'text_completion', 'choices': choices})}\n\n".encode()
+            )
+            if self.stream_interval and not last:
+                await asyncio.sleep(self.stream_interval)
+        await stream.write(b"data: [DONE]\n\n")
+        await stream.write_eof()
+        return stream
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(status=200)
