@@ -22,7 +22,10 @@ def _actionlint() -> str:
 
 def _lint(workflow: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [_actionlint(), "-shellcheck=", "-no-color", str(workflow)], capture_output=True, text=True, timeout=120
+        [_actionlint(), "-shellcheck=", "-no-color", str(workflow)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -135,22 +135,23 @@ def _cell_worst(
 def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> list[RunRow]:
     """One row per run (``summaries`` oldest first), each in its group: ``group`` for all when given, else
     the identity of the base it was compared with, else its own (see history_groups.place)."""
-    placed = list(zip(summaries, history_groups.place(summaries, group), strict=True))
+    where_all = history_groups.place(summaries, group)
+    placed = list(zip(summaries, where_all, history_groups.axes(summaries, where_all), strict=True))
     full_scenarios: dict[tuple[str, str], int] = {}
-    for s, where in placed:
-        key = (where.group, history_groups.axis(s))
+    for s, where, axis in placed:
+        key = (where.group, axis)
         full_scenarios[key] = max(full_scenarios.get(key, 0), int(s.get("scenarios") or 0))
     out: list[RunRow] = []
     last_base: dict[tuple[str, str], dict[tuple[str, str], float | None]] = {}
-    for s, where in placed:
+    for s, where, axis in placed:
         cells = _cells(s)
         selection, expected = _selection(s)
-        key = (where.group, history_groups.axis(s))
+        key = (where.group, axis)
         complete, reasons = history_groups.status(s)
         partial = []
         if expected is not None and s["cases_run"] < expected:
             partial.append(f"{s['cases_run']} of {expected} cases")
-        if int(s.get("scenarios") or 0) < full_scenarios[key]:
+        if s.get("scenarios") is not None and int(s["scenarios"]) < full_scenarios[key]:
             partial.append(f"{s.get('scenarios')} of {full_scenarios[key]} scenarios")
         worst = _paired_worst(s) if where.role == "fine-tune" else None
         if worst is None and where.role != "base" and key in last_base:

@@ -24,7 +24,10 @@ class Placement:
 def identity(summary: Mapping[str, Any]) -> str:
     """summary.json's model_identity; older summaries: the canonical, resolved, or given model."""
     return str(
-        summary.get("model_identity") or summary.get("canonical") or summary.get("resolved") or summary["model"]
+        summary.get("model_identity")
+        or summary.get("canonical")
+        or summary.get("resolved")
+        or summary["model"]
     )
 
 
@@ -83,11 +86,34 @@ def axis(summary: Mapping[str, Any]) -> str:
         f"{k}: {', '.join(map(str, chosen[k]))}" for k in SELECTION_KEYS if isinstance(chosen.get(k), list)
     ]
     if not parts:
-        return "selection not recorded"
+        return UNRECORDED
     dataset = (summary.get("dataset") or {}).get("name")
     extra = [f"data: {dataset}"] if dataset else []
     extra += [f"prompts: {summary['prompt_set']}"] if summary.get("prompt_set") else []
     return "; ".join(parts + extra)
+
+
+UNRECORDED = "selection not recorded"
+
+
+def axes(summaries: Sequence[Mapping[str, Any]], placed: Sequence[Placement]) -> list[str]:
+    """Each run's axis; a run that recorded no selection (a night cut short before the suite wrote its
+    summary: the CI's stand-in record) joins the axis of its group's run before it, else the group's first."""
+    own = [axis(s) for s in summaries]
+    out = []
+    for i, (mine, where) in enumerate(zip(own, placed, strict=True)):
+        if mine == UNRECORDED:
+            group = [
+                a for a, p in zip(own, placed, strict=True) if p.group == where.group and a != UNRECORDED
+            ]
+            before = [
+                a
+                for a, p in zip(own[:i], placed[:i], strict=True)
+                if p.group == where.group and a != UNRECORDED
+            ]
+            mine = before[-1] if before else group[0] if group else mine
+        out.append(mine)
+    return out
 
 
 def status(summary: Mapping[str, Any]) -> tuple[bool, tuple[str, ...]]:
