@@ -171,10 +171,7 @@ def test_a_damaged_summary_among_good_ones_is_skipped_with_one_line_naming_it(
             good.unlink()
     assert main(["history", str(reports)]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err == [
-        f"skipped {damaged}: not a JSON object; expected the summary.json a suite run writes",
-        f"error: {reports}: every run's summary.json is damaged (1 skipped)",
-    ]
+    assert err == [f"error: {damaged}: not a JSON object; expected the summary.json a suite run writes"]
 
 
 def _night(run_id: str, cases: list[dict], **fields: object) -> dict:

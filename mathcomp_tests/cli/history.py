@@ -48,12 +48,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         text, rows = history(args.reports_dir, args.group, skipped.append)
     except RunFolderError as exc:
         usage_error(parser, str(exc))
-    for line in skipped:
-        print(line, file=sys.stderr)
     if not rows:
-        if skipped:
-            return fail(f"{args.reports_dir}: every run's summary.json is damaged ({len(skipped)} skipped)")
+        if skipped:  # nothing to show: the damage is the error
+            more = f" (and {len(skipped) - 1} more damaged summary.json)" if len(skipped) > 1 else ""
+            return fail(skipped[0] + more)
         usage_error(parser, f"{args.reports_dir}: no finished runs (folders with summary.json)")
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
     print(f"{'run':<52} " + " ".join(f"{n:>14}" for n in METRICS) + "  role       worst rise")
     for group in dict.fromkeys(r.group for r in rows):
         print(f"[{group}]")

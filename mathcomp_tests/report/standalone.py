@@ -127,8 +127,8 @@ def history(
 ) -> tuple[str, list[history_view.RunRow]]:
     """The history page, and a row for every run, oldest first, each in its group (see history.py).
 
-    With ``skip``, a run folder whose summary.json is damaged is left out and ``skip`` hears one line
-    naming it (one bad night does not hide the others); without, it raises DamagedRunError."""
+    With ``skip``, a run folder whose summary.json is damaged is left out and ``skip`` hears why, naming
+    it (one bad night does not hide the others); without, it raises DamagedRunError."""
     summaries = []
     for run_dir in run_folders(reports_dir):
         try:
@@ -136,6 +136,6 @@ def history(
         except DamagedRunError as exc:
             if skip is None:
                 raise
-            skip(f"skipped {exc}")
+            skip(str(exc))
     found = history_view.rows(summaries, group)
     return page(f"MathComp history: {reports_dir}", history_view.page_body(found)), found
