@@ -4,6 +4,7 @@ case with the worst rise named (a mean over cases hides a rise in one case), par
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -141,10 +142,127 @@ def test_the_command_prints_each_group_and_a_group_named_by_the_user(
     out = capsys.readouterr().out.splitlines()
     assert [line for line in out if line.startswith("[")] == ["[release 2.1]"]
     page = (reports / "history.html").read_text()
-    assert 'alt="history of release 2.1"' in page
+    assert page.count('alt="history of release 2.1 [framings: ') == 2, "the symbolic run's selection differs"
 
 
 def test_an_empty_group_name_is_a_usage_error(reports: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["history", str(reports), "--group", " "])
     assert exit_.value.code == 2 and "--group: expected a name, got an empty one" in capsys.readouterr().err
+
+
+def test_a_damaged_summary_among_good_ones_is_skipped_with_one_line_naming_it(
+    reports: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One night's record cut short (a full disk, a killed copy) must not hide every other night."""
+    damaged = reports / "20261124-090000-cut-ff66" / "summary.json"
+    damaged.parent.mkdir()
+    damaged.write_text('{"run_id": "20261124-090000-cut-ff66", "cases": [')
+    assert main(["history", str(reports)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"skipped {damaged}: not valid JSON (Expecting value: line 1 column 50 (char 49)); "
+        "expected the summary.json a suite run writes"
+    ]
+    assert "cut-ff66" not in captured.out and "20261121-090000-worse-bb22" in captured.out
+    damaged.write_text("[]")
+    for good in reports.glob("*/summary.json"):
+        if good != damaged:
+            good.unlink()
+    assert main(["history", str(reports)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"error: {damaged}: not a JSON object; expected the summary.json a suite run writes"]
+
+
+def _night(run_id: str, cases: list[dict], **fields: object) -> dict:
+    """A nightly run of the base model against its own baseline (as nightly.yml runs each model)."""
+    made = summary(cases, model=BASE, run_id=run_id, base=BASE, framings=FRAMINGS)
+    made["model_identity"] = "weights:1ee7b171bda0"
+    return made | fields
+
+
+def test_nights_of_one_model_are_its_base_runs_whatever_the_path_and_incomplete_nights_are_marked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reports = tmp_path / "history"
+    _write(reports, _night("20261201-031700-tiny-aa01", _cases(compared=True)))
+    clone = _night("20261202-031700-tiny-aa02", _cases(0.4), model="hf:clone/fixtures/models/mathcomp-tiny")
+    clone["resolved"] = clone["model"]
+    _write(reports, clone)
+    _write(
+        reports,
+        _night(
+            "20261203-031700-tiny-aa03",
+            _cases(0.4)[:3],
+            status="incomplete",
+            incomplete_reasons=["interrupted: the model server at http://127.0.0.1:9/v1 stopped answering"],
+        ),
+    )
+    _write(reports, _night("20261204-031700-tiny-aa04", _cases(), status="complete", incomplete_reasons=[]))
+    page, rows = history(reports)
+    assert [(r.run_id[:8], r.group, r.role) for r in rows] == [
+        (day, f"{BASE} (weights:1ee7b171bda0)", "base") for day in ("20261201", "20261202", "20261203", "20261204")
+    ], "one model: the same weights under two paths, each night gated against its own baseline"
+    assert [r.night for r in rows] == [
+        "complete",
+        "complete",
+        "INCOMPLETE: interrupted: the model server at http://127.0.0.1:9/v1 stopped answering",
+        "complete",
+    ]
+    assert "4 runs: 4 of the base, 0 compared with it; 1 incomplete." in page
+    assert page.count('alt="history of hf:fixtures/models/mathcomp-tiny (weights:1ee7b171bda0)"') == 1
+    # Where each case first failed: neutral-begin rose above its ceiling on the second night.
+    assert (
+        "<tr><td>neutral-begin-std-one-word</td><td>20261202-031700-tiny-aa02 "
+        "(hf:clone/fixtures/models/mathcomp-tiny)</td><td class=\"num\">2 of 4</td><td>no</td></tr>" in page
+    )
+    assert main(["history", str(reports)]) == 0
+    out = capsys.readouterr().out
+    night3 = next(line for line in out.splitlines() if line.startswith("20261203"))
+    assert night3.endswith("INCOMPLETE: interrupted: the model server at http://127.0.0.1:9/v1 stopped answering")
+    assert "PARTIAL: 3 of 14 cases" in night3
+
+
+def test_runs_of_other_selections_do_not_share_an_axis(tmp_path: Path) -> None:
+    reports = tmp_path / "history"
+    _write(reports, _night("20261201-031700-tiny-aa01", _cases()))
+    narrow = summary(
+        [case(f, p) for f in ("neutral", "direct-more") for p in ("begin", "end")],
+        model=BASE,
+        run_id="20261202-031700-tiny-bb02",
+        base=BASE,
+        framings=("neutral", "direct-more"),
+    )
+    narrow["model_identity"] = "weights:1ee7b171bda0"
+    _write(reports, narrow)
+    _write(reports, _night("20261203-031700-tiny-aa03", _cases()))
+    page, rows = history(reports)
+    axes = {r.run_id[:8]: r.axis for r in rows}
+    assert axes["20261201"] == axes["20261203"] != axes["20261202"]
+    assert axes["20261202"].startswith("framings: neutral, direct-more; positions: begin, end")
+    assert [r.run_id[:8] for r in rows] == ["20261201", "20261203", "20261202"], "an axis's runs together"
+    assert [r.partial for r in rows] == ["", "", ""], "the narrow run is a selection of its own, not partial"
+    assert "2 selections: each has an axis of its own" in page
+    assert page.count('<img') == 2
+
+
+def test_the_demo_weights_under_two_paths_are_one_model_and_its_own_base(tmp_path: Path) -> None:
+    """The suite records the weights' digest as the model's identity, so a copy of the demo model is the
+    same model in history, and a run gated against the baseline its copy wrote is a base run."""
+    from helpers.suite_runner import REPO, run_suite
+
+    clone = tmp_path / "clone" / "mathcomp-tiny"
+    shutil.copytree(REPO / "fixtures" / "models" / "mathcomp-tiny", clone)
+    args = ("--limit=10", "--framings=neutral", "--positions=end", "--identities=std")
+    baseline = tmp_path / "baseline.txt"
+    first = run_suite(tmp_path / "a", f"--model=hf:{clone}", *args, f"--update-baseline={baseline}")
+    second = run_suite(tmp_path / "b", f"--model={BASE}", *args, f"--baseline={baseline}")
+    assert first.returncode in (0, 1) and second.returncode in (0, 1), first.output + second.output  # 1: a ceiling
+    identities = {first.summary["model_identity"], second.summary["model_identity"]}
+    assert len(identities) == 1 and next(iter(identities)).startswith("weights:"), identities
+    reports = tmp_path / "history"
+    for run in (first, second):
+        shutil.copytree(run.run_dir, reports / run.run_dir.name)
+    _, rows = history(reports)
+    assert [(r.model, r.role) for r in rows] == [(f"hf:{clone}", "base"), (BASE, "base")]
+    assert len({r.group for r in rows}) == 1

@@ -1,55 +1,72 @@
-"""The nightly workflow's own commands, run here as the workflow runs them (bash, the job's environment),
-on the symbolic backend and on the demo model, each against a baseline the suite wrote."""
+"""The nightly workflow's own commands, run here as the workflow runs them (bash, the job's environment; the
+CI's cache and artifacts stood in for by folders, tests/helpers/fake_ci.py), on the symbolic backend, the
+demo model, and over three nights of a model server: one good, one whose server dies mid-run, one
+cancelled (SIGTERM). History must carry the nights from one CI run to the next and mark the bad ones."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import sqlite3
 import subprocess
-import sys
+import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from helpers.fake_ci import FakeCI, Step
+from helpers.fault_server import FaultServer
 from helpers.suite_runner import REPO, run_suite
 
 WORKFLOW = REPO / ".github" / "workflows" / "nightly.yml"
 SELECTION = "--limit=30 --framings=neutral,direct-more --positions=end"
+RUN = "Run the suite against the committed baseline"
 
 
-def _job() -> dict[str, Any]:
-    workflow = yaml.safe_load(WORKFLOW.read_text())
-    assert workflow[True]["schedule"], "a nightly schedule"  # YAML 1.1 reads the key `on` as True
-    return dict(workflow["jobs"]["suite"])
+def _ci(tmp: Path, model: str, night: int = 1) -> FakeCI:
+    context = {
+        "matrix.model": model,
+        "github.run_id": str(night),
+        "github.run_attempt": "1",
+        "runner.os": "Linux",
+    }
+    return FakeCI(WORKFLOW, REPO, tmp / "ci-cache", tmp / f"night-{night}" / "artifacts", context)
 
 
-def _local_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every shell step after set-up (set-up installs the virtualenv this test already runs in)."""
-    steps = [s for s in job["steps"] if "run" in s]
-    assert steps[0]["run"].strip() == "make setup"
-    return steps[1:]
+def _suite_env(tmp: Path, baseline: Path, args: str, night: int = 1) -> dict[str, str]:
+    folder = tmp / f"night-{night}"
+    return {
+        "BASELINE": str(baseline),
+        "REPORTS": str(folder / "reports"),
+        "CACHE_DIR": str(folder / "answers"),
+        "RECORD": str(folder / "record"),
+        "SUITE_ARGS": args,
+    }
 
 
-def _run_workflow(tmp: Path, model: str, baseline: Path) -> list[subprocess.CompletedProcess[str]]:
-    job = _job()
-    env = {k: str(v) for k, v in job["env"].items() if "${{" not in str(v)}
-    env.update(MODEL=model, BASELINE=str(baseline), REPORTS=str(tmp / "reports"), SUITE_ARGS=SELECTION)
-    env["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-    done = []
-    for step in _local_steps(job):
-        proc = subprocess.run(
-            ["bash", "-eo", "pipefail", "-c", step["run"]],
-            cwd=REPO,
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        done.append(proc)
-        if proc.returncode and step.get("if") != "always()":
-            break
-    return done
+def _history_env(tmp: Path, night: int) -> dict[str, str]:
+    folder = tmp / f"night-{night}"
+    return {
+        "HISTORY": str(folder / "history"),
+        "RECORDS": str(folder / "records"),
+        "PAGE": str(folder / "page"),
+    }
+
+
+def _said(steps: list[Step]) -> str:
+    return "\n".join(f"--- {s.name}: {s.returncode}\n{s.output[-3000:]}" for s in steps)
+
+
+def test_the_workflow_runs_a_matrix_of_models_on_a_chosen_runner() -> None:
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["suite"]
+    assert "vars.MATHCOMP_MODELS" in job["strategy"]["matrix"]["model"]
+    assert job["runs-on"] == "${{ vars.MATHCOMP_RUNNER || 'ubuntu-latest' }}"
+    assert "HF_HUB_OFFLINE" not in job["env"], "hub ids download; only the demo model runs offline"
 
 
 @pytest.mark.parametrize("model", ["symbolic", "hf:fixtures/models/mathcomp-tiny"])
@@ -59,36 +76,38 @@ def test_the_nightly_commands_compare_with_the_baseline_and_publish_the_report(
     baseline = tmp_path / "baseline.txt"
     made = run_suite(tmp_path / "base", *SELECTION.split(), f"--update-baseline={baseline}")  # the demo model
     assert baseline.exists(), made.output
-    steps = _run_workflow(tmp_path, model, baseline)
-    assert [p.returncode for p in steps] == [0, 0, 0], "\n".join(
-        p.stdout[-3000:] + p.stderr[-2000:] for p in steps
-    )
-    artifact = tmp_path / "reports" / "nightly-artifact"
-    assert {"report.html", "summary.json", "results.jsonl", "junit.xml", "history.html"} <= {
+    ci = _ci(tmp_path, model)
+    steps = ci.run("suite", _suite_env(tmp_path, baseline, SELECTION))
+    assert [p.returncode for p in steps if p.returncode is not None] == [0, 0, 0, 0], _said(steps)
+    slug = model.replace(":", "_").replace("/", "_")
+    artifact = ci.artifacts / f"mathcomp-report-{slug}"
+    assert {"report.html", "summary.json", "results.jsonl", "junit.xml"} <= {
         p.name for p in artifact.iterdir()
     }
     suite = ET.parse(artifact / "junit.xml").getroot().find("testsuite")
-    assert suite is not None and suite.get("tests") == "4" and suite.get("failures") == "0"  # 2 cases + 2 generated
-    import json
-
+    assert (
+        suite is not None and suite.get("tests") == "4" and suite.get("failures") == "0"
+    )  # 2 cases + 2 generated
     summary = json.loads((artifact / "summary.json").read_text())
     assert summary["baseline"]["compared"] == 2 and summary["baseline"]["rises"] == []
     assert summary["resolved"] == ("symbolic" if model == "symbolic" else "hf:fixtures/models/mathcomp-tiny")
+    (record,) = (ci.artifacts / f"mathcomp-record-{slug}").iterdir()
+    assert record.name == summary["run_id"] and json.loads((record / "summary.json").read_text()) == summary
+    history = ci.run("history", _history_env(tmp_path, 1))
+    assert [p.returncode for p in history if p.returncode is not None] == [0, 0], _said(history)
+    page = tmp_path / "night-1" / "page"
+    assert summary["run_id"] in (page / "history.txt").read_text() and (page / "history.html").exists()
 
 
 def test_a_baseline_that_does_not_fit_fails_the_nightly_run_before_any_case(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.txt"
     made = run_suite(tmp_path / "base", "--model=symbolic", "--limit=10", f"--update-baseline={baseline}")
     assert made.returncode == 0, made.output
-    steps = _run_workflow(tmp_path, "symbolic", baseline)
-    assert (
-        steps[0].returncode == 4
-        and "does not fit this run: other scenarios" in steps[0].stderr + steps[0].stdout
-    )
-    assert (
-        not (tmp_path / "reports" / "junit.xml").exists()
-        or "testcase" not in (tmp_path / "reports" / "junit.xml").read_text()
-    )
+    steps = _ci(tmp_path, "symbolic").run("suite", _suite_env(tmp_path, baseline, SELECTION))
+    run = next(s for s in steps if s.name == RUN)
+    assert run.returncode == 4 and "does not fit this run: other scenarios" in run.output
+    junit = tmp_path / "night-1" / "reports" / "junit.xml"
+    assert not junit.exists() or "testcase" not in junit.read_text()
 
 
 def test_the_committed_baseline_fits_the_default_run() -> None:
@@ -115,3 +134,110 @@ def test_the_committed_baseline_fits_the_default_run() -> None:
     default = {c.id for c in conditions(Settings())}
     assert set(committed.cases) == default | {baseline.GENERATED_PREFIX + case for case in default}
     assert committed.model == spec.resolved
+
+
+def _rows(answers: Path) -> int:
+    path = answers / "responses.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(path, timeout=5) as db:
+            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _after_new_answers(answers: Path, then: Callable[[subprocess.Popen[str]], None]) -> Callable[..., None]:
+    """Once the running night has cached 8 answers of its own, ``then`` (stop the server, send a signal)."""
+
+    def wait(proc: subprocess.Popen[str]) -> None:
+        before = _rows(answers)  # restored from the nights before
+        deadline = time.monotonic() + 120
+        while _rows(answers) < before + 8:
+            assert proc.poll() is None, "the night ended before it was cut short"
+            assert time.monotonic() < deadline, "nothing was answered"
+            time.sleep(0.05)
+        then(proc)
+
+    return wait
+
+
+MODEL = "openai/tiny"
+
+
+def _served(night: int) -> list[dict[str, object]]:
+    """What the server says it serves: another checkpoint each night (so each night asks anew)."""
+    return [{"id": "tiny", "object": "model", "owned_by": "nightly", "root": f"checkpoint-{night}"}]
+
+
+@pytest.fixture(scope="module")
+def three_nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Night 1 completes; night 2's server dies mid-run; night 3 is cancelled (SIGTERM, as a CI cancels a
+    job). Each night: the suite job, then the history job; the CI cache carried from night to night."""
+    tmp = tmp_path_factory.mktemp("nights")
+    thresholds = tmp / "thresholds.toml"
+    thresholds.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 1.0\n")
+    args = (
+        f"--thresholds={thresholds} --framings=neutral,direct-more,direct-less --positions=end --limit=40 "
+        "--max-concurrency=2 --deselect=mathcomp_tests/suite/test_generated.py"
+    )
+    baseline = tmp / "baseline.txt"
+    with FaultServer(models=_served(0)).running() as server:
+        made = run_suite(
+            tmp / "base",
+            f"--model={MODEL}",
+            f"--api-base={server.url}",
+            *args.split(),
+            f"--update-baseline={baseline}",
+        )
+    assert made.returncode == 0 and baseline.exists(), made.output
+    committed = baseline.read_bytes()
+    nights: list[list[Step]] = []
+    for night in (1, 2, 3):
+        ci = _ci(tmp, MODEL, night)
+        env = _suite_env(tmp, baseline, "", night)
+        answers = Path(env["CACHE_DIR"])
+        with ExitStack() as stack:
+            server = stack.enter_context(FaultServer(models=_served(night), latency=0.1).running())
+            env["SUITE_ARGS"] = f"--model={MODEL} --api-base={server.url} {args}"
+            during = {
+                2: {RUN: _after_new_answers(answers, lambda proc: stack.close())},
+                3: {RUN: _after_new_answers(answers, lambda proc: os.killpg(proc.pid, signal.SIGTERM))},
+            }.get(night)
+            suite = ci.run("suite", env, during)
+        nights.append(suite + ci.run("history", _history_env(tmp, night)))
+    return {"tmp": tmp, "nights": nights, "baseline": baseline, "committed": committed}
+
+
+def _history(nights: dict[str, Any], night: int) -> list[str]:
+    text = (nights["tmp"] / f"night-{night}" / "page" / "history.txt").read_text()
+    return [line for line in text.splitlines() if line[:8].isdigit()]
+
+
+def test_history_keeps_every_night_across_ci_runs_and_marks_the_cancelled_one(
+    three_nights: dict[str, Any],
+) -> None:
+    runs = [next(s for s in steps if s.name == RUN) for steps in three_nights["nights"]]
+    assert runs[0].returncode == 0, _said(three_nights["nights"][0])
+    assert runs[1].returncode != 0 and "stopped answering" in runs[1].output, runs[1].output[-3000:]
+    assert runs[2].returncode != 0
+    assert [len(_history(three_nights, n)) for n in (1, 2, 3)] == [1, 2, 3], (
+        "each night adds one; none is lost"
+    )
+    first, second, third = _history(three_nights, 3)
+    assert _history(three_nights, 1)[0].split()[0] == first.split()[0], "night 1 came back from the CI cache"
+    assert "INCOMPLETE" not in first
+    assert "INCOMPLETE" in third, third
+    page = (three_nights["tmp"] / "night-3" / "page" / "history.html").read_text()
+    assert page.count("<img") == 1, "one model, one selection: one axis"
+    assert three_nights["baseline"].read_bytes() == three_nights["committed"], (
+        "the team's baseline, byte for byte"
+    )
+
+
+@pytest.mark.xfail(reason="needs INCOMPLETE runs (complete branch)", strict=True)
+def test_the_night_whose_server_died_is_marked_incomplete_with_its_reason(
+    three_nights: dict[str, Any],
+) -> None:
+    second = _history(three_nights, 3)[1]
+    assert "INCOMPLETE" in second and "stopped answering" in second, second

@@ -1,10 +1,13 @@
-"""`mathcomp history REPORTS_DIR [--group NAME]`: the runs in a reports folder as a regression view, grouped
-by the base each was compared with (or all under NAME): a self-contained HTML page with one plot per group
-(a line per case, the worst rise named), and the numbers printed as a table, partial runs marked."""
+"""`mathcomp history REPORTS_DIR [--group NAME]`: the runs in a reports folder (one night each, or a CI's
+kept records) as a regression view, grouped by the model each tested or was compared with, by identity
+(or all under NAME): a self-contained HTML page with one plot per group and selection (a line per case,
+the worst rise named, where each case first failed), and the numbers printed as a table, partial runs and
+incomplete nights marked. A damaged summary.json is skipped with one line naming it."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .command import check_output, fail, usage_error, write
@@ -34,20 +37,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..report.history import METRICS
-    from ..report.standalone import DamagedRunError, RunFolderError, history
+    from ..report.standalone import RunFolderError, history
     from ..scoring.metrics import percent
 
     check_output(parser, args.output)
     if args.group is not None and not args.group.strip():
         usage_error(parser, "--group: expected a name, got an empty one")
+    skipped: list[str] = []
     try:
-        text, rows = history(args.reports_dir, args.group)
-    except DamagedRunError as exc:
-        return fail(str(exc))
+        text, rows = history(args.reports_dir, args.group, skipped.append)
     except RunFolderError as exc:
         usage_error(parser, str(exc))
     if not rows:
+        if skipped:  # nothing to show: the damage is the error
+            more = f" (and {len(skipped) - 1} more damaged summary.json)" if len(skipped) > 1 else ""
+            return fail(skipped[0] + more)
         usage_error(parser, f"{args.reports_dir}: no finished runs (folders with summary.json)")
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
     print(f"{'run':<52} " + " ".join(f"{n:>14}" for n in METRICS) + "  role       worst rise")
     for group in dict.fromkeys(r.group for r in rows):
         print(f"[{group}]")
@@ -55,5 +62,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             cells = " ".join(f"{percent(row.metrics[n]):>14}" for n in METRICS)
             worst = row.worst.text() if row.worst else "n/a"
             partial = f"  PARTIAL: {row.partial}" if row.partial else ""
-            print(f"{row.run_id:<52} {cells}  {row.role:<10} {worst}{partial}")
+            night = "" if row.complete else f"  {row.night}"
+            print(f"{row.run_id:<52} {cells}  {row.role:<10} {worst}{partial}{night}")
     return write(args.output or args.reports_dir / "history.html", text)

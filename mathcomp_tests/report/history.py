@@ -1,7 +1,8 @@
-"""History as a regression view: runs grouped by the base they were compared with, base and fine-tunes on
-shared axes, one line per case so that a rise in one case shows even where the means over cases hide it,
-the worst rise named, and runs on a subset of the selection (-k, --limit) marked. Plain summary.json
-dicts in; the page and the rows the command prints out."""
+"""History as a regression view across nights: runs grouped by the model they test or were compared with
+(by identity, not by the string as written), base and fine-tunes on shared axes (one axis per selection),
+one line per case so that a rise in one case shows even where the means over cases hide it, the worst rise
+named, where each case first failed, partial runs (-k, --limit) and incomplete nights marked. Plain
+summary.json dicts in; the page and the rows the command prints out."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Any
 
 from ..scoring.metrics import percent
 from ..types import LABELS
-from . import figures, sections
+from . import figures, history_groups, sections
+from .history_groups import SELECTION_KEYS
 
 METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")
-SELECTION_KEYS = ("framings", "positions", "identities", "formats", "protocols")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,22 @@ class RunRow:
     partial: str
     """Why the run covers less than its selection ("" when it does not)."""
     worst: Worst | None
+    identity: str = ""
+    """The model's identity (summary.json's model_identity, or its resolved name for older summaries)."""
+    axis: str = ""
+    """The selection, data and prompt set: runs that differ in it do not share an x axis."""
+    complete: bool = True
+    reasons: tuple[str, ...] = ()
+    """Why the night is incomplete (summary.json's incomplete_reasons)."""
+    ran: frozenset[str] = frozenset()
+    failed: frozenset[str] = frozenset()
+
+    @property
+    def night(self) -> str:
+        """complete, or INCOMPLETE and why."""
+        if self.complete:
+            return "complete"
+        return "INCOMPLETE" + (f": {'; '.join(self.reasons)}" if self.reasons else "")
 
 
 def run_metrics(summary: Mapping[str, Any]) -> dict[str, float | None]:
@@ -65,14 +82,6 @@ def run_metrics(summary: Mapping[str, Any]) -> dict[str, float | None]:
     )
     out["cases failed"] = summary["cases_failed"] / summary["cases_run"] if summary["cases_run"] else None
     return out
-
-
-def _base_of(summary: Mapping[str, Any]) -> str | None:
-    return ((summary.get("baseline") or {}).get("model")) or None
-
-
-def _names(summary: Mapping[str, Any]) -> set[str]:
-    return {str(summary["model"]), str(summary.get("resolved") or summary["model"])}
 
 
 def _cells(summary: Mapping[str, Any]) -> dict[tuple[str, str], float | None]:
@@ -125,42 +134,47 @@ def _cell_worst(
 
 def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> list[RunRow]:
     """One row per run (``summaries`` oldest first), each in its group: ``group`` for all when given, else
-    the base it was compared with; a run that was not compared joins the group named after it."""
-    bases = {b for s in summaries if (b := _base_of(s))}
-    full_scenarios: dict[str, int] = {}
-    placed = []
-    for s in summaries:
-        base = _base_of(s)
-        mine = group or base or next((n for n in sorted(_names(s)) if n in bases), str(s["model"]))
-        role = "fine-tune" if base else "base" if _names(s) & bases else "run"
-        placed.append((s, mine, role))
-        full_scenarios[mine] = max(full_scenarios.get(mine, 0), int(s.get("scenarios") or 0))
+    the identity of the base it was compared with, else its own (see history_groups.place)."""
+    where_all = history_groups.place(summaries, group)
+    placed = list(zip(summaries, where_all, history_groups.axes(summaries, where_all), strict=True))
+    full_scenarios: dict[tuple[str, str], int] = {}
+    for s, where, axis in placed:
+        key = (where.group, axis)
+        full_scenarios[key] = max(full_scenarios.get(key, 0), int(s.get("scenarios") or 0))
     out: list[RunRow] = []
-    last_base: dict[str, dict[tuple[str, str], float | None]] = {}
-    for s, mine, role in placed:
+    last_base: dict[tuple[str, str], dict[tuple[str, str], float | None]] = {}
+    for s, where, axis in placed:
         cells = _cells(s)
         selection, expected = _selection(s)
+        key = (where.group, axis)
+        complete, reasons = history_groups.status(s)
         partial = []
         if expected is not None and s["cases_run"] < expected:
             partial.append(f"{s['cases_run']} of {expected} cases")
-        if int(s.get("scenarios") or 0) < full_scenarios[mine]:
-            partial.append(f"{s.get('scenarios')} of {full_scenarios[mine]} scenarios")
-        worst = _paired_worst(s) if role == "fine-tune" else None
-        if worst is None and role != "base" and mine in last_base:
-            worst = _cell_worst(cells, last_base[mine])
-        if role == "base":
-            last_base[mine] = cells
+        if s.get("scenarios") is not None and int(s["scenarios"]) < full_scenarios[key]:
+            partial.append(f"{s.get('scenarios')} of {full_scenarios[key]} scenarios")
+        worst = _paired_worst(s) if where.role == "fine-tune" else None
+        if worst is None and where.role != "base" and key in last_base:
+            worst = _cell_worst(cells, last_base[key])
+        if where.role == "base" and complete:
+            last_base[key] = cells
         out.append(
             RunRow(
                 str(s["run_id"]),
                 str(s["model"]),
-                mine,
-                role,
+                where.group,
+                where.role,
                 run_metrics(s),
                 cells,
                 selection,
                 "; ".join(partial),
                 worst,
+                where.identity,
+                key[1],
+                complete,
+                reasons,
+                frozenset(str(c["case"]) for c in [*s["cases"], *(s.get("generated_cases") or ())]),
+                history_groups.failed_cases(s),
             )
         )
     return _base_first(out)
@@ -169,7 +183,8 @@ def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> li
 def _base_first(found: list[RunRow]) -> list[RunRow]:
     """Groups in the order they first appear; in each, the base's runs first, then the rest, oldest first."""
     groups = list(dict.fromkeys(r.group for r in found))
-    return sorted(found, key=lambda r: (groups.index(r.group), r.role != "base"))
+    axes = list(dict.fromkeys((r.group, r.axis) for r in found))
+    return sorted(found, key=lambda r: (groups.index(r.group), axes.index((r.group, r.axis)), r.role != "base"))
 
 
 def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
@@ -181,49 +196,80 @@ def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
 
 
 def page_body(all_rows: Sequence[RunRow]) -> str:
-    """Per group: the figure, then its table."""
+    """Per group: per axis (one selection, data and prompt set), the figure, its table and where each case
+    first failed."""
     parts = [STYLE]
     for name in dict.fromkeys(r.group for r in all_rows):
         group = [r for r in all_rows if r.group == name]
-        worst = _group_worst(group)
-        bases = sum(r.role == "base" for r in group)
-        tuned = sum(r.role == "fine-tune" for r in group)
+        axes = list(dict.fromkeys(r.axis for r in group))
         parts.append(f'<div class="mathcomp-history"><h2>{escape(name)}</h2>')
-        said = f"{len(group)} runs: {bases} of the base, {tuned} compared with it."
-        if worst is not None:
-            said += f" Worst rise: {worst[1].text()} in {worst[0].run_id} ({worst[0].model})."
-        parts.append(f"<p>{escape(said)}</p>")
-        ticks = [_tick(r) for r in group]
-        lines = {
-            str(label): {case: [r.cells.get((case, label)) for r in group] for case in _cases(group)}
-            for label in LABELS
-        }
-        shared = [c for c in _cases(group) if all(any((c, y) in r.cells for y in LABELS) for r in group)]
-        means = {str(label): [_mean(r, shared, label) for r in group] for label in LABELS}
-        mark = (worst[1].case, worst[1].label) if worst is not None else None
-        parts.append(
-            sections.figure_html(
-                sections.png_html(
-                    figures.regression_lines(
-                        ticks,
-                        lines,
-                        means,
-                        mark,
-                        [bool(r.partial) for r in group],
-                        f"{name}: DirErr per case across runs",
-                        f"mean over the {len(shared)} cases every run has",
-                    ),
-                    f"history of {name}",
-                ),
-                f"history of {name}",
-                "One thin line per case; thick, the mean over the cases every run of the group has (so that "
-                "runs of other selections compare); the worst rise in red. Hollow markers: a partial run "
-                "(a subset of its selection). The base's runs first, then the runs compared with it, oldest first.",
+        if len(axes) > 1:
+            parts.append(
+                f"<p>{len(axes)} selections: each has an axis of its own (runs of other cases do not compare).</p>"
             )
-        )
-        parts.append(_table(group))
+        for axis in axes:
+            title = name if len(axes) == 1 else f"{name} [{axis}]"
+            if len(axes) > 1:
+                parts.append(f"<h3>{escape(axis)}</h3>")
+            parts.append(_axis_block(title, [r for r in group if r.axis == axis]))
         parts.append("</div>")
     return "".join(parts)
+
+
+def _axis_block(name: str, group: Sequence[RunRow]) -> str:
+    worst = _group_worst(group)
+    bases = sum(r.role == "base" for r in group)
+    tuned = sum(r.role == "fine-tune" for r in group)
+    incomplete = sum(not r.complete for r in group)
+    said = f"{len(group)} runs: {bases} of the base, {tuned} compared with it"
+    said += f"; {incomplete} incomplete." if incomplete else "."
+    if worst is not None:
+        said += f" Worst rise: {worst[1].text()} in {worst[0].run_id} ({worst[0].model})."
+    ticks = [_tick(r) for r in group]
+    lines = {
+        str(label): {case: [r.cells.get((case, label)) for r in group] for case in _cases(group)}
+        for label in LABELS
+    }
+    shared = [c for c in _cases(group) if all(any((c, y) in r.cells for y in LABELS) for r in group if r.cells)]
+    means = {str(label): [_mean(r, shared, label) for r in group] for label in LABELS}
+    mark = (worst[1].case, worst[1].label) if worst is not None else None
+    figure = sections.figure_html(
+        sections.png_html(
+            figures.regression_lines(
+                ticks,
+                lines,
+                means,
+                mark,
+                [bool(r.partial) or not r.complete for r in group],
+                f"{name}: DirErr per case across runs",
+                f"mean over the {len(shared)} cases every run has",
+            ),
+            f"history of {name}",
+        ),
+        f"history of {name}",
+        "One thin line per case; thick, the mean over the cases every run of the group has (so that "
+        "runs of other selections compare); the worst rise in red. Hollow markers: a partial run "
+        "(a subset of its selection) or an incomplete night (INCOMPLETE under its date). The base's runs "
+        "first, then the runs compared with it, oldest first.",
+    )
+    return f"<p>{escape(said)}</p>{figure}{_table(group)}{_first_failures(group)}"
+
+
+def _first_failures(group: Sequence[RunRow]) -> str:
+    found = history_groups.first_failures([(r.run_id, r.ran, r.failed) for r in group])
+    if not found:
+        return "<p>No case failed in these runs.</p>"
+    models = {r.run_id: r.model for r in group}
+    head = "".join(f"<th>{h}</th>" for h in ("case", "first failed in", "failed in", "fails in the latest run"))
+    body = "".join(
+        f"<tr><td>{escape(f.case)}</td><td>{escape(f.run_id)} ({escape(models[f.run_id])})</td>"
+        f'<td class="num">{f.failed_in} of {f.runs}</td><td>{"yes" if f.failing_now else "no"}</td></tr>'
+        for f in found
+    )
+    return (
+        '<div class="mathcomp-history-table mathcomp-first-failed"><h4>Where each case first failed</h4>'
+        f"<table><tr>{head}</tr>{body}</table></div>"
+    )
 
 
 def _mean(row: RunRow, cases: Sequence[str], label: str) -> float | None:
@@ -239,18 +285,22 @@ def _tick(row: RunRow) -> str:
     stamp = row.run_id.split("-")
     when = f"{stamp[0]}-{stamp[1]}" if len(stamp) >= 2 else row.run_id
     model = row.model.removeprefix("hf:").rstrip("/").rsplit("/", 1)[-1]
-    return f"{when}\n{model} ({row.role})" + ("\npartial" if row.partial else "")
+    return (
+        f"{when}\n{model} ({row.role})"
+        + ("\npartial" if row.partial else "")
+        + ("" if row.complete else "\nINCOMPLETE")
+    )
 
 
 def _table(group: Sequence[RunRow]) -> str:
     head = "".join(
         f"<th>{escape(h)}</th>"
-        for h in ("run", "model", "role", "selection", "partial", *METRICS, "worst rise")
+        for h in ("run", "model", "role", "night", "selection", "partial", *METRICS, "worst rise")
     )
     body = "".join(
         "<tr>"
         + "".join(
-            f"<td>{escape(v)}</td>" for v in (r.run_id, r.model, r.role, r.selection, r.partial or "no")
+            f"<td>{escape(v)}</td>" for v in (r.run_id, r.model, r.role, r.night, r.selection, r.partial or "no")
         )
         + "".join(f'<td class="num">{percent(r.metrics[n])}</td>' for n in METRICS)
         + f"<td>{escape(r.worst.text() if r.worst else 'n/a')}</td></tr>"

@@ -122,8 +122,20 @@ def run_folders(reports_dir: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
-def history(reports_dir: Path, group: str | None = None) -> tuple[str, list[history_view.RunRow]]:
-    """The history page, and a row for every run, oldest first, each in its group (see history.py)."""
-    summaries = [load_summary(run_dir) for run_dir in run_folders(reports_dir)]
+def history(
+    reports_dir: Path, group: str | None = None, skip: Warn | None = None
+) -> tuple[str, list[history_view.RunRow]]:
+    """The history page, and a row for every run, oldest first, each in its group (see history.py).
+
+    With ``skip``, a run folder whose summary.json is damaged is left out and ``skip`` hears why, naming
+    it (one bad night does not hide the others); without, it raises DamagedRunError."""
+    summaries = []
+    for run_dir in run_folders(reports_dir):
+        try:
+            summaries.append(load_summary(run_dir))
+        except DamagedRunError as exc:
+            if skip is None:
+                raise
+            skip(str(exc))
     found = history_view.rows(summaries, group)
     return page(f"MathComp history: {reports_dir}", history_view.page_body(found)), found

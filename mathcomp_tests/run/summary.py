@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..backends.identity import model_identity, recorded_identity
 from ..records.results import read_records
 from ..report.protocols import comparison
 from ..scoring.baseline import sha256_of
@@ -29,6 +30,7 @@ def run_summary(
         "model": s.model,
         "resolved": run.spec.resolved,
         "canonical": run.spec.canonical,
+        "model_identity": model_identity(run.spec, _weights(run, cases)),
         "revision": next((c["revision"] for c in cases if c["revision"] is not None), None),
         "model_revision": s.backend.model_revision,
         "chat_template": run.chat_templates(),
@@ -44,7 +46,7 @@ def run_summary(
         },
         "scenarios": len(run.scenarios),
         "scenario_ids": [sc.id for sc in run.scenarios],
-        "baseline": baseline_summary(run, every),
+        "baseline": _base_identity(run, baseline_summary(run, every)),
         "failures": failures(run, every),  # after "baseline": Holm's failures are new failures too
         "thresholds": str(s.thresholds),
         "threshold_sections": [f'model."{n}"' for n in run.thresholds.sections(run.spec)],
@@ -76,6 +78,25 @@ def run_summary(
             run, read_records(run.run_dir) if records is None else records, gated=s.invariance
         ),
     }
+
+
+def _weights(run: Run, cases: Sequence[dict[str, Any]]) -> str | None:
+    """The weights digest the backend reported for a case (its revision, unless --model-revision set one)."""
+    if run.settings.backend.model_revision is not None:
+        return None
+    return next((str(c["revision"]) for c in cases if c.get("revision")), None)
+
+
+def _base_identity(run: Run, compared: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The baseline's summary with its model's identity (``model_identity``, as the run's own), so that
+    history finds the base however the baseline file spelled its path."""
+    comparator = run.comparator
+    if compared is None or comparator is None:
+        return compared
+    spec = comparator.base
+    file = comparator.file
+    identity = None if spec is None else recorded_identity(spec, file.revision if file is not None else None)
+    return {**compared, "model_identity": identity}
 
 
 def protocol_costs(cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

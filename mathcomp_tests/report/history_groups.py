@@ -1,0 +1,154 @@
+"""Where a run belongs in history: its model by identity (summary.json's ``model_identity``: the weights'
+digest for local weights, so a copied or re-spelled path is the same model), its role (the base, a
+fine-tune compared with it, or a run on its own), the axis it shares (runs of another selection or data
+set get an axis of their own), whether its night completed, and where each case first failed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SELECTION_KEYS = ("framings", "positions", "identities", "formats", "protocols")
+
+
+@dataclass(frozen=True)
+class Placement:
+    group: str
+    """The group's name as the page shows it (the model as first written, its identity where they differ)."""
+    identity: str
+    role: str
+    """base (the model the group is compared with), fine-tune (compared with it) or run."""
+
+
+def identity(summary: Mapping[str, Any]) -> str:
+    """summary.json's model_identity; older summaries: the canonical, resolved, or given model."""
+    return str(
+        summary.get("model_identity")
+        or summary.get("canonical")
+        or summary.get("resolved")
+        or summary["model"]
+    )
+
+
+def _names(summary: Mapping[str, Any]) -> list[str]:
+    return [str(n) for k in ("model", "resolved", "canonical") if (n := summary.get(k))]
+
+
+def base_model(summary: Mapping[str, Any]) -> str | None:
+    """The model of the baseline the run was compared with (None: no baseline)."""
+    return ((summary.get("baseline") or {}).get("model")) or None
+
+
+def base_identity(summary: Mapping[str, Any], known: Mapping[str, str]) -> str | None:
+    """The identity of the baseline's model: as summary.json recorded it, else the identity of a run
+    here under the name the baseline gives, else that name."""
+    compared = summary.get("baseline") or {}
+    if compared.get("model_identity"):
+        return str(compared["model_identity"])
+    name = base_model(summary)
+    return known.get(name, name) if name else None
+
+
+def _label(key: str, written: str | None) -> str:
+    if written is None or written == key:
+        return key
+    return f"{written} ({key})" if key.startswith("weights:") else key
+
+
+def place(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> list[Placement]:
+    """Each run's group (``group`` for all when given, else its base's identity, else its own) and role.
+
+    A run compared with a baseline of its own model is that model's base run, not a fine-tune of it."""
+    known: dict[str, str] = {}
+    written: dict[str, str] = {}
+    for s in summaries:
+        own = identity(s)
+        written.setdefault(own, str(s["model"]))
+        for name in (own, *_names(s)):
+            known.setdefault(name, own)
+    bases = [base_identity(s, known) for s in summaries]
+    base_set = {b for b in bases if b is not None}
+    out = []
+    for s, base in zip(summaries, bases, strict=True):
+        own = identity(s)
+        role = "fine-tune" if base is not None and base != own else "base" if own in base_set else "run"
+        key = base or own
+        out.append(Placement(group or _label(key, written.get(key)), own, role))
+    return out
+
+
+def axis(summary: Mapping[str, Any]) -> str:
+    """What the runs on one x axis share: the selection (framings, positions, identities, formats,
+    protocols), the data set and the prompt set. A partial run (-k, --limit) keeps its selection's axis."""
+    chosen = summary.get("selection") or {}
+    parts = [
+        f"{k}: {', '.join(map(str, chosen[k]))}" for k in SELECTION_KEYS if isinstance(chosen.get(k), list)
+    ]
+    if not parts:
+        return UNRECORDED
+    dataset = (summary.get("dataset") or {}).get("name")
+    extra = [f"data: {dataset}"] if dataset else []
+    extra += [f"prompts: {summary['prompt_set']}"] if summary.get("prompt_set") else []
+    return "; ".join(parts + extra)
+
+
+UNRECORDED = "selection not recorded"
+
+
+def axes(summaries: Sequence[Mapping[str, Any]], placed: Sequence[Placement]) -> list[str]:
+    """Each run's axis; a run that recorded no selection (a night cut short before the suite wrote its
+    summary: the CI's stand-in record) joins the axis of its group's run before it, else the group's first."""
+    own = [axis(s) for s in summaries]
+    out = []
+    for i, (mine, where) in enumerate(zip(own, placed, strict=True)):
+        if mine == UNRECORDED:
+            group = [
+                a for a, p in zip(own, placed, strict=True) if p.group == where.group and a != UNRECORDED
+            ]
+            before = [
+                a
+                for a, p in zip(own[:i], placed[:i], strict=True)
+                if p.group == where.group and a != UNRECORDED
+            ]
+            mine = before[-1] if before else group[0] if group else mine
+        out.append(mine)
+    return out
+
+
+def status(summary: Mapping[str, Any]) -> tuple[bool, tuple[str, ...]]:
+    """(complete, the reasons it is not): a summary without ``status`` was written complete."""
+    complete = summary.get("status", "complete") != "incomplete"
+    return complete, tuple(str(r) for r in summary.get("incomplete_reasons") or ())
+
+
+def failed_cases(summary: Mapping[str, Any]) -> frozenset[str]:
+    """The cases that did not pass (failed or errored), generated ones included."""
+    every = [*summary["cases"], *(summary.get("generated_cases") or ())]
+    return frozenset(str(c["case"]) for c in every if not c.get("passed", True))
+
+
+@dataclass(frozen=True)
+class FirstFailure:
+    case: str
+    run_id: str
+    """The first run (oldest first) in which the case failed."""
+    failed_in: int
+    runs: int
+    failing_now: bool
+    """Whether the case fails in the latest run that has it."""
+
+
+def first_failures(runs: Sequence[tuple[str, frozenset[str], frozenset[str]]]) -> list[FirstFailure]:
+    """``runs``: (run id, cases it ran, cases that failed), in any order; the runs are read oldest first
+    (run ids start with their time). One entry per case that ever failed, in the order they first failed."""
+    ordered = sorted(runs, key=lambda r: r[0])
+    out: dict[str, FirstFailure] = {}
+    for run_id, _, failed in ordered:
+        for case in sorted(failed):
+            if case not in out:
+                having = [r for r in ordered if case in r[1]]
+                out[case] = FirstFailure(
+                    case, run_id, sum(case in r[2] for r in having), len(having), case in having[-1][2]
+                )
+    return list(out.values())
