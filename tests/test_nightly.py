@@ -235,7 +235,6 @@ def test_history_keeps_every_night_across_ci_runs_and_marks_the_cancelled_one(
     )
 
 
-@pytest.mark.xfail(reason="needs INCOMPLETE runs (complete branch)", strict=True)
 def test_the_night_whose_server_died_is_marked_incomplete_with_its_reason(
     three_nights: dict[str, Any],
 ) -> None:
