@@ -26,6 +26,8 @@ def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bo
     groups: dict[Condition, list[Mapping[str, Any]]] = defaultdict(list)
     for rows in by_case.values():
         groups[cue_pairs.condition_of(rows[0])] += rows
+    if drift:
+        _embed_rationales(groups)
     ceilings_of = functools.cache(lambda framing: run.thresholds.invariance(run.spec, framing)[0])
     neutral, cues, notes = [], [], set()
     for condition, rows in groups.items():
@@ -53,3 +55,19 @@ def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bo
 
 def _persons(run: Run, condition: Condition) -> dict[str, Persons]:
     return {p.scenario.id: Persons.named(p.person_a, p.person_b) for p in run.prompts_for(condition)}
+
+
+def _embed_rationales(groups: Mapping[Condition, Sequence[Mapping[str, Any]]]) -> None:
+    """Every chain-of-thought rationale of the run embedded in one call of the encoder, before the cue cases
+    compare theirs (a controller under xdist, which ran none of test_cue_invariance, starts from nothing)."""
+    texts = [
+        rationale.rationale(str(r.get("raw") or ""), condition.format)
+        for condition, rows in groups.items()
+        if condition.format in rationale.RATIONALE_FORMATS
+        for r in rows
+    ]
+    if texts:
+        try:
+            rationale.encoder().warm(texts)
+        except rationale.EmbeddingUnavailable:
+            pass  # compare() notes it, case by case
