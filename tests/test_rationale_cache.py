@@ -25,11 +25,15 @@ def test_a_cue_case_sends_its_rationales_to_the_encoder_once_and_a_second_look_s
 ) -> None:
     """The demo model's chain-of-thought answers under neutral and direct-more, compared as
     test_cue_invariance and the run's summary compare them (drift on all pairs and both halves)."""
-    run = run_suite(tmp_path, "--formats=cot", "--limit=8", "--framings=neutral,direct-more", "--positions=begin")
+    run = run_suite(
+        tmp_path, "--formats=cot", "--limit=8", "--framings=neutral,direct-more", "--positions=begin"
+    )
     assert run.returncode in (0, 1), run.output
     answers = _answers(run.records)
     neutral, cued = answers["neutral-begin-std-cot"], answers["direct-more-begin-std-cot"]
-    condition = cue_pairs.condition_of(next(r for r in run.records if r["case"] == "direct-more-begin-std-cot"))
+    condition = cue_pairs.condition_of(
+        next(r for r in run.records if r["case"] == "direct-more-begin-std-cot")
+    )
     rationale.encoder.cache_clear()
     try:
         encode = rationale.encoder()
@@ -42,5 +46,7 @@ def test_a_cue_case_sends_its_rationales_to_the_encoder_once_and_a_second_look_s
     assert encode.calls == 1, "the same texts again: read back, not encoded again"
     for half in ("all", "truth", "flip"):
         assert again[half]["drift"] == first[half]["drift"]
-    uncached = rationale.drift(neutral.raw, cued.raw, neutral.labels, cued.labels, "cot", encode.encode, reps=20)
+    uncached = rationale.drift(
+        neutral.raw, cued.raw, neutral.labels, cued.labels, "cot", encode.encode, reps=20
+    )
     assert uncached["drift"]["value"] == pytest.approx(first["all"]["drift"]["value"], abs=1e-6)

@@ -123,7 +123,9 @@ def test_a_cached_run_says_its_answers_and_their_tokens_came_from_the_cache(tmp_
     fresh = header((first.run_dir / "report.html").read_text(encoding="utf-8"))
     usage = first.summary["usage"]
     assert usage["input_tokens"] > 0 and usage["cached_requests"] == 0
-    assert fresh["answers"] == f"{first.summary['prompts_sent']} sent to the model now, 0 taken from the cache"
+    assert (
+        fresh["answers"] == f"{first.summary['prompts_sent']} sent to the model now, 0 taken from the cache"
+    )
     assert fresh["tokens in / out"] == (
         f"sent now {usage['input_tokens']} / {usage['output_tokens']}; from the cache 0 / 0"
     )
@@ -164,6 +166,8 @@ def test_a_row_failing_on_a_rise_shows_that_rise_not_a_larger_fall() -> None:
     write_table(tr, "m", run["cases"], "reports/x", run["baseline"])
     (terminal_row,) = [line for line in tr.lines if line.startswith("direct-less-begin-std-one-word ")]
     assert "+8.3 less" in terminal_row and "-11.7" not in terminal_row
-    assert "largest change +8.3 points (direct-less-begin-std-one-word, less)" in baseline_line(run["baseline"])
+    assert "largest change +8.3 points (direct-less-begin-std-one-word, less)" in baseline_line(
+        run["baseline"]
+    )
     one_rise = header(html.run_header_html(run))["baseline"]
     assert "1 case compared, 1 rise, 0 without a baseline" in one_rise, one_rise

@@ -11,6 +11,7 @@ from ..scoring.intervals import holm
 from ..scoring.paired import ALPHA
 from . import Run
 
+
 def holm_failures(cases: Sequence[dict[str, Any]]) -> list[str]:
     """Cases whose rise over the baseline Holm finds significant but that passed at the per-test level
     alpha/m used while the run went (Holm rejects at least what that level rejects, sometimes more)."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -67,7 +68,5 @@ def _embed_rationales(groups: Mapping[Condition, Sequence[Mapping[str, Any]]]) -
         for r in rows
     ]
     if texts:
-        try:
+        with contextlib.suppress(rationale.EmbeddingUnavailable):  # compare() notes it, case by case
             rationale.encoder().warm(texts)
-        except rationale.EmbeddingUnavailable:
-            pass  # compare() notes it, case by case
