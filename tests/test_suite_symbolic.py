@@ -67,7 +67,7 @@ def test_html_report_shows_every_case_and_its_confusion(tmp_path: Path) -> None:
     assert all(r[1:4] == ["0.0%", "0.0%", "0.0%"] and r[-1] == "pass" for r in rows)
     assert report.scripts == ["inline"], "the report must be self-contained"
     html = (run.run_dir / "report.html").read_text()
-    assert '<th>prompts sent to the model</th><td data-key="prompts sent to the model">32</td>' in html
+    assert '<th>answers</th><td data-key="answers">32 sent to the model now, 0 taken from the cache</td>' in html
     assert html.count('class="mathcomp-figure"') == 2, "the heat-maps and the category bars"
 
 

@@ -29,7 +29,7 @@ from ..settings import SelectionError, Settings, conditions
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.result import CaseResult
-from . import options, progress, serving, standing, terminal
+from . import options, progress, report_copy, serving, standing, terminal
 from .completeness import Tracker, write_incomplete
 from .finish import finish
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
@@ -108,9 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
     tracker.install()
     if workerinput is None and not config.option.collectonly:
         run.run_dir.mkdir(parents=True, exist_ok=True)
-        if not config.getoption("htmlpath", None):
-            config.option.htmlpath = str(run.run_dir / results.REPORT)
-            config.option.self_contained_html = True
+        report_copy.configure(config, run.run_dir)  # report.html in the run folder, with or without --html
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(run_id, settings), "mathcomp-xdist")
 
@@ -377,4 +375,5 @@ def pytest_html_results_summary(
     comparator = state.run.comparator  # a baseline file's per-item answers draw the baseline per category
     answers = comparator.file.cases if comparator is not None and comparator.file is not None else None
     prefix.append(PYTEST_HTML_ORDER)
-    prefix += run_sections(state.summary, state.cases, state.records, state.run.settings.model, answers)
+    cases = [*state.cases, *state.generated_cases]  # every case is a row of the table
+    prefix += run_sections(state.summary, cases, state.records, state.run.settings.model, answers)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..run.comparison import largest_change
+from ..scoring.changes import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
 from . import standing
 

@@ -89,9 +89,15 @@ def _turn(turn: Turn) -> dict[str, Any]:
     }
 
 
+CACHED_USAGE = ("cached_requests", "cached_input_tokens", "cached_output_tokens")
+"""A case's (and the run's) usage keys that count the answers taken from the cache."""
+
+
 def usage(result: CaseResult) -> dict[str, float | int | None]:
-    """Tokens in and out over a case's items, and cost where the provider's price is known."""
+    """Tokens in and out over a case's items, and cost where the provider's price is known; the
+    ``cached_`` counts are the part of them whose answers came from the cache (not sent in this run)."""
     responses = [r for i in result.items for r in i.requests]
+    cached = [r for r in responses if r.cached]
     costs = [r.meta.get("cost") for r in responses]
     known = [float(c) for c in costs if isinstance(c, (int, float))]
     return {
@@ -99,6 +105,9 @@ def usage(result: CaseResult) -> dict[str, float | int | None]:
         "output_tokens": sum(r.output_tokens or 0 for r in responses),
         "cost_usd": sum(known) if known else None,
         "requests": len(responses),
+        "cached_requests": len(cached),
+        "cached_input_tokens": sum(r.input_tokens or 0 for r in cached),
+        "cached_output_tokens": sum(r.output_tokens or 0 for r in cached),
     }
 
 
@@ -212,7 +221,8 @@ def errored_case(condition: Condition, error: str) -> dict[str, Any]:
         "ceilings": None,
         "sent": 0,
         "judge_sent": 0,
-        "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": None, "requests": 0},
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": None, "requests": 0}
+        | dict.fromkeys(CACHED_USAGE, 0),
         "examples": [],
     }
 

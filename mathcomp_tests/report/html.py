@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..scoring.changes import largest_change
 from ..scoring.metrics import OUTCOMES, percent
 from ..types import LABELS
 
@@ -120,21 +121,17 @@ def _baseline_mark(case: Mapping[str, Any]) -> str:
 
 
 def _largest_change(case: Mapping[str, Any]) -> str:
-    """The case's largest change against the baseline, as a table cell (a breach shaded)."""
-    comparison = case.get("baseline") or {}
-    if comparison.get("status") != "compared":
+    """The case's change against the baseline as a table cell (a breach shaded): the same change the
+    terminal table shows (scoring/changes.py), so a failing row shows the rise that failed it."""
+    c = largest_change([case])
+    if c is None:
         return "<td>n/a</td>"
-    known = [(y, c) for y, c in comparison["changes"].items() if c.get("difference") is not None]
-    if not known:
-        return "<td>n/a</td>"
-    y, c = max(known, key=lambda yc: abs(yc[1]["difference"]))
     if c["difference"] == 0:
         return "<td>no change</td>"
-    style = ' style="background:#f8d7da"' if c.get("breach") else ""
-    mark = " rose" if c.get("breach") else " significant" if c.get("significant") else ""
-    return (
-        f"<td{style}>DirErr({escape(str(y))}) {100 * c['difference']:+.1f} (p {c['p_value']:.2g}){mark}</td>"
-    )
+    style = ' style="background:#f8d7da"' if c["breach"] else ""
+    mark = " rose" if c["breach"] else " significant" if c["significant"] else ""
+    p = "" if c["p_value"] is None else f" (p {c['p_value']:.2g})"
+    return f"<td{style}>DirErr({escape(str(c['label']))}) {100 * c['difference']:+.1f}{p}{mark}</td>"
 
 
 def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
@@ -207,8 +204,7 @@ def run_header_html(run: Mapping[str, Any]) -> str:
         ("worst cells", worst),
         ("invalid answers", percent(overall["invalid_rate"])),
         ("failed requests", percent(overall["error_rate"])),
-        ("prompts sent to the model", str(run["prompts_sent"])),
-        ("tokens in / out", f"{usage.get('input_tokens', 0)} / {usage.get('output_tokens', 0)}"),
+        *_usage_rows(run),
         ("cost", "unknown" if cost is None else f"${cost:.4f}"),
     ]
     baseline = run.get("baseline")
@@ -217,7 +213,7 @@ def run_header_html(run: Mapping[str, Any]) -> str:
             (
                 "baseline",
                 f"{baseline['model']} ({baseline['paired_test']}{', Holm' if baseline['holm'] else ''}): "
-                f"{baseline['compared']} cases compared, {len(baseline['rises'])} rises, "
+                f"{_count(baseline['compared'], 'case')} compared, {_count(len(baseline['rises']), 'rise')}, "
                 f"{len(baseline['no_baseline'])} without a baseline",
             )
         )
@@ -230,3 +226,29 @@ def run_header_html(run: Mapping[str, Any]) -> str:
             lines = escape("\n".join(findings))
             body += f"<tr><th>{escape(title)} ({len(findings)})</th><td><pre>{lines}</pre></td></tr>"
     return f'<div class="mathcomp-run"><table>{body}</table></div>'
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _usage_rows(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What this run sent to the model and what it took from the cache, prompts and tokens alike (a
+    cached run sends nothing, yet its answers had tokens: both are said, apart)."""
+    usage = run.get("usage") or {}
+    tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+    if "cached_requests" not in usage:  # a summary.json written before the cache was counted apart
+        return [
+            ("prompts sent to the model", str(run["prompts_sent"])),
+            ("tokens in / out (sent and cached)", f"{tokens_in} / {tokens_out}"),
+        ]
+    cached_in, cached_out = int(usage["cached_input_tokens"]), int(usage["cached_output_tokens"])
+    cached = int(usage["cached_requests"])
+    return [
+        ("answers", f"{int(usage['requests']) - cached} sent to the model now, {cached} taken from the cache"),
+        (
+            "tokens in / out",
+            f"sent now {tokens_in - cached_in} / {tokens_out - cached_out}; "
+            f"from the cache {cached_in} / {cached_out}",
+        ),
+    ]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scoring import baseline as baseline_file
+from ..scoring.baseline import GENERATED_PREFIX
 from . import html, pooled, protocols, sections
 from .headline import verdict_html
 from .invariance import invariance_html
@@ -29,15 +30,20 @@ def run_sections(
     model: str,
     baseline: pooled.Answers | None = None,
 ) -> list[str]:
-    """HTML fragments, in order; ``summary`` is None only when the run ended before summary.json."""
+    """HTML fragments, in order; ``summary`` is None only when the run ended before summary.json.
+
+    ``cases`` are every case the run scored, test_generated's (``generated:<id>``) included: each is a row
+    of the case table. The figures and the protocol comparison pool test_framing's cases only (the
+    generated cases ask other scenarios under the same conditions)."""
+    fixed = [c for c in cases if not str(c["case"]).startswith(GENERATED_PREFIX)]
     parts = []
     if summary is not None:
         parts += [verdict_html(summary), html.run_header_html(summary)]
-    parts.append(sections.run_figures_html(cases, records, baseline))
+    parts.append(sections.run_figures_html(fixed, records, baseline))
     parts.append(html.summary_table_html(model, cases))
     if summary is not None:
         parts.append(invariance_html(summary.get("invariance")))
-    parts.append(protocols.protocols_html(cases, summary))
+    parts.append(protocols.protocols_html(fixed, summary))
     return [p for p in parts if p]
 
 

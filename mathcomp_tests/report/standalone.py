@@ -12,6 +12,7 @@ from typing import Any
 from ..records import results
 from . import history as history_view
 from . import html, pooled, sections
+from .headline import every_case
 from .page import baseline_answers, run_sections
 
 
@@ -72,7 +73,7 @@ def page(title: str, body: str) -> str:
 def run_body(
     summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]], baseline: pooled.Answers | None = None
 ) -> str:
-    cases = summary["cases"]
+    cases = every_case(summary)
     parts = [*run_sections(summary, cases, records, str(summary["model"]), baseline), "<h2>Cases</h2>"]
     for case in cases:
         if case.get("scores") is None:
@@ -98,7 +99,7 @@ def combine(run_dirs: Sequence[Path]) -> str:
     for name, summary in zip(names, summaries, strict=True):
         parts.append(f"<h2>{escape(name)}</h2>")
         parts.append(html.run_header_html(summary))
-        parts.append(html.summary_table_html(summary["model"], summary["cases"]))
+        parts.append(html.summary_table_html(summary["model"], every_case(summary)))
     return page(f"MathComp report: {len(summaries)} runs side by side", "".join(parts))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..scoring.changes import largest_change as largest_change  # the one meaning (the table, the report)
 from ..scoring.intervals import holm
 from ..scoring.paired import ALPHA
 from ..verdict import standing
@@ -29,22 +30,6 @@ def holm_failures(cases: Sequence[dict[str, Any]]) -> list[str]:
         if reject and change["difference"] > change["max_increase"] and not change["breach"]:
             out.append(f"{case_id}: DirErr({y}) rise")
     return out
-
-
-def largest_change(cases: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The largest change of DirErr against the baseline over ``cases``' compared labels: the largest
-    rise when any label rose (what the gate is about), else the largest fall; None when nothing was
-    compared."""
-    found = [
-        {"case": c["case"], "label": y, "difference": change["difference"], "breach": change["breach"]}
-        for c in cases
-        if (c.get("baseline") or {}).get("status") == "compared"
-        for y, change in c["baseline"]["changes"].items()
-        if change["difference"] is not None
-    ]
-    if any(f["difference"] > 0 for f in found):
-        return max(found, key=lambda f: f["difference"])
-    return min(found, key=lambda f: f["difference"], default=None)
 
 
 def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

