@@ -14,6 +14,7 @@ from helpers.summaries import case, change, summary
 
 from mathcomp_tests.plugin.terminal import baseline_line, write_table
 from mathcomp_tests.report import html
+from mathcomp_tests.report.pooled import worst_cells
 from mathcomp_tests.report.standalone import rebuild
 from mathcomp_tests.run.comparison import largest_change
 
@@ -79,6 +80,10 @@ def test_every_case_pytest_ran_is_a_row_and_a_failing_row_shows_what_failed_it(t
             points = f"{100 * shown['difference']:+.1f}"
             assert row[-2].startswith(f"DirErr({label}) {points} ") and row[-2].endswith(" rose"), (name, row)
             assert f"{points} {label}" in run.table_row(summary_case["case"])
+    counted, framing_only = worst_cells(every)[1], worst_cells(run.summary["cases"])[1]
+    assert counted > framing_only, "the generated cases fail too"
+    said = header(html.run_header_html(run.summary))["worst cells"]
+    assert said.startswith(f"{counted} failed or changed"), ("generated cases' cells are counted", said)
 
 
 def _rows(page: str) -> list[list[str]]:

@@ -169,11 +169,12 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
 
 def run_header_html(run: Mapping[str, Any]) -> str:
     """Model, revision, data, verdicts, the worst cells, invalid and error rates, usage: above the table."""
+    from .failures import every_case
     from .pooled import rates, worst_cells
 
     usage = run.get("usage") or {}
     cost = usage.get("cost_usd")
-    cases = run.get("cases", [])
+    cases = every_case(run)  # test_generated's cases too: every case pytest ran
     errored = int(run.get("cases_errored", 0))
     failed = int(run["cases_failed"])
     overall = rates(cases)
