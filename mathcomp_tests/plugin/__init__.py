@@ -18,6 +18,7 @@ from ..backends.base import BackendError, ServerGoneError
 from ..backends.cache_admin import DamagedCacheError
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
+from ..printable import printable
 from ..prompts import PromptConfigError
 from ..records import items as records
 from ..records import results
@@ -136,7 +137,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     run = state.run
     return [
-        f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
+        f"mathcomp: model {printable(run.spec.given)} ({printable(run.spec.canonical)}), "
+        f"prompt set {run.prompt_set.name}",
         f"thresholds: {run.thresholds.path}; {run.thresholds.describe(run.spec)}",
         *run.dataset.header(),
         *_limit_line(run),
