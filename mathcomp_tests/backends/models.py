@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..paths import fixtures, shipped
+from ..printable import printable
 
 DEFAULT_PROMPT_SET = "hf"
 
@@ -135,3 +136,37 @@ def same_model(section: str, spec: ModelSpec, bases: tuple[Path, ...] = ()) -> b
     except (UnknownModelError, OSError):
         return False
     return other.canonical == spec.canonical
+
+
+SERVED = ("api", "vllm")
+"""The model kinds --api-base applies to: a litellm model (an OpenAI-compatible server) and vllm:."""
+
+
+def check_api_base(api_base: str | None, models: dict[str, ModelSpec | None]) -> None:
+    """--api-base is an http(s) URL, and some model of the run (by option: --model, --judge-model,
+    --baseline-model) is one it applies to; otherwise it would be ignored without a word."""
+    if api_base is None:
+        return
+    from urllib.parse import urlsplit
+
+    from ..settings import SelectionError
+
+    shown = printable(api_base)
+    try:
+        url = urlsplit(api_base.strip())
+        port_ok = url.port is None or url.port > 0
+    except ValueError:
+        url, port_ok = None, False
+    if url is None or url.scheme not in ("http", "https") or not url.hostname or not port_ok:
+        raise SelectionError(
+            f"--api-base={shown}: not a server URL; expected http(s)://host[:port][/path], "
+            "e.g. http://localhost:8000/v1"
+        )
+    given = {option: spec for option, spec in models.items() if spec is not None}
+    if not any(spec.kind in SERVED for spec in given.values()):
+        named = ", ".join(f"{option}={printable(spec.given)} ({spec.kind})" for option, spec in given.items())
+        raise SelectionError(
+            f"--api-base={shown} applies only to an API model (openai/<name>) or a vllm: model, and this run "
+            f"has none ({named}); "
+            "drop --api-base, or give a model it serves, e.g. --model=openai/<name>"
+        )

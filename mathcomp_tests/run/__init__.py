@@ -66,6 +66,14 @@ class Run:
         if self.comparator is not None and self.comparator.base is not None:
             self.thresholds = self.thresholds.with_base(self.comparator.base, self.comparator.base_from)
         self.thresholds.check_complete(self.spec, settings.framings)
+        models.check_api_base(
+            settings.backend.api_base,
+            {
+                "--model": self.spec,
+                "--judge-model": self.judge_spec,
+                "--baseline-model": self.comparator.model if self.comparator is not None else None,
+            },
+        )
         self._kit: Kit | None = None
         self._neutral: dict[tuple[Condition, tuple[str, ...]], metrics.Scores] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
