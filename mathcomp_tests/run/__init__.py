@@ -93,6 +93,7 @@ class Run:
         s = self.settings
         if s.cache_path is not None:
             folders.writable_folder(s.cache_path.parent, "--cache-dir")
+            folders.not_a_folder(s.cache_path, "--cache-dir", "the response cache file")
         folders.writable_folder(s.reports_dir, "--reports-dir")
         if s.update_baseline is not None:
             folders.writable_file(s.update_baseline, "--update-baseline", "the baseline file")
