@@ -15,6 +15,11 @@ DEFAULT_PROMPT_SET = "hf"
 class UnknownModelError(ValueError):
     """--model names no alias and no backend form; the message lists what is known."""
 
+    def __init__(self, message: str, given: str = ""):
+        super().__init__(message)
+        self.given = given
+        """The name that did not resolve (stripped), so a caller can say which option gave it."""
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -117,12 +122,19 @@ def resolve(
     if "/" in spec and not spec.startswith(("/", ".", "~")):
         return ModelSpec(given, "api", spec, prompt_set)
     known = ", ".join(sorted(table))
+    if not spec:
+        raise UnknownModelError(
+            f"an empty model name; expected an alias ({known}), `symbolic`, `hf:<hub id or directory>`, "
+            "`vllm:<hub id or directory>`, or a litellm model string such as `openai/<name>`",
+            given,
+        )
     hint = f" A local directory is written hf:{spec}." if local_directory(spec, bases) else ""
     in_config = f" --model-config {config} has the groups {', '.join(groups)}." if config is not None else ""
     raise UnknownModelError(
         f"unknown model {given!r}.{hint}{in_config} Known aliases: {known}. Or give `symbolic`, "
         "`hf:<hub id or directory>` (a local transformers model), `vllm:<hub id or directory>` (served by "
-        "vLLM), or a litellm model string such as `openai/<name>`."
+        "vLLM), or a litellm model string such as `openai/<name>`.",
+        given,
     )
 
 

@@ -30,7 +30,7 @@ from ..settings import SelectionError, Settings, conditions
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.result import CaseResult
-from . import options, progress, serving, terminal
+from . import options, origins, progress, serving, terminal
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
 
 _STATE = pytest.StashKey[State]()
@@ -68,7 +68,8 @@ def pytest_configure(config: pytest.Config) -> None:
             try:
                 _ = run.judge  # the judge too
             except BackendError as exc:
-                raise pytest.UsageError(f"--judge-model={settings.judge_model}: {exc}") from exc
+                judge_from = origins.origin(config, "judge_model")
+                raise pytest.UsageError(f"{judge_from}={printable(str(settings.judge_model))}: {exc}") from exc
             if run.comparator is not None and run.comparator.model is not None:
                 try:
                     _ = run.comparator.backend  # and the baseline model
@@ -76,11 +77,12 @@ def pytest_configure(config: pytest.Config) -> None:
                     raise pytest.UsageError(f"--baseline-model={settings.baseline_model}: {exc}") from exc
             if workerinput is None and _has_workers(config):
                 run.close()  # the controller only probed; each worker opens its own
+    except UnknownModelError as exc:
+        raise pytest.UsageError(origins.unknown_model(config, exc)) from exc
     except (
         DatasetError,
         ThresholdsError,
         PromptConfigError,
-        UnknownModelError,
         SelectionError,
         BaselineError,
         FolderError,
@@ -94,7 +96,8 @@ def pytest_configure(config: pytest.Config) -> None:
         ) from exc
     except BackendError as exc:
         serving.stop(config)
-        raise pytest.UsageError(f"--model={settings.model}: {exc}") from exc
+        model_from = origins.origin(config, "model")
+        raise pytest.UsageError(f"{model_from}={printable(settings.model)}: {exc}") from exc
     except BaseException:
         serving.stop(config)
         raise
