@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import tomltext
-from .printable import control_characters, printable
 from .formats import NAMES as FORMATS
 from .paths import fixtures
+from .printable import control_characters, printable
 from .types import ALL_FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Message, Prompt, Scenario
 
 _PERSON = re.compile(r"\[person[ _]?(a|b)\]", re.IGNORECASE)

@@ -50,7 +50,9 @@ def tiny_copy(tmp: Path, change: Callable[[Path], object]) -> Path:
 def hf_model(change: Callable[[Path], object], expected: Callable[[Path], str]) -> Setup:
     def setup(tmp: Path) -> tuple[tuple[str, ...], str]:
         folder = tiny_copy(tmp, change)
-        return (f"--model=hf:{folder}", "--limit=2", "--framings=neutral", "--positions=end"), expected(folder)
+        return (f"--model=hf:{folder}", "--limit=2", "--framings=neutral", "--positions=end"), expected(
+            folder
+        )
 
     return setup
 
@@ -67,7 +69,11 @@ def identities(noun: str) -> Setup:
     def setup(tmp: Path) -> tuple[tuple[str, ...], str]:
         path = tmp / "identities.toml"
         path.write_text(f"[identities.woman]\nnoun = {noun}\n", encoding="utf-8")
-        return (*ONE_CASE, f"--identities-file={path}", "--identities=woman"), f"{path}: identities.woman.noun is"
+        return (
+            *ONE_CASE,
+            f"--identities-file={path}",
+            "--identities=woman",
+        ), f"{path}: identities.woman.noun is"
 
     return setup
 
@@ -75,7 +81,10 @@ def identities(noun: str) -> Setup:
 def cache_folder_in_place(tmp: Path) -> tuple[tuple[str, ...], str]:
     folder = tmp / "cache"
     (folder / "responses.sqlite").mkdir(parents=True)
-    return (*ONE_CASE, f"--cache-dir={folder}"), f"--cache-dir={folder}: {folder / 'responses.sqlite'} is a folder"
+    return (
+        *ONE_CASE,
+        f"--cache-dir={folder}",
+    ), f"--cache-dir={folder}: {folder / 'responses.sqlite'} is a folder"
 
 
 def dataset_with(tmp: Path, damage: Callable[[list[str]], list[str]]) -> Path:
@@ -94,7 +103,10 @@ def open_quote(row: int) -> Setup:
             return lines
 
         path = dataset_with(tmp, damage)
-        return (*ONE_CASE, f"--dataset={path}"), f"{path}, line {row}, category (column 4): a quote opens here"
+        return (
+            *ONE_CASE,
+            f"--dataset={path}",
+        ), f"{path}, line {row}, category (column 4): a quote opens here"
 
     return setup
 
@@ -104,8 +116,12 @@ BAD: dict[str, Setup] = {
         lambda f: (f / "model.safetensors").unlink(), lambda f: f"model directory {f} has no weights file"
     ),
     "hf: empty weights file": hf_model(cut(0), lambda f: f"{f / 'model.safetensors'}: empty (0 bytes)"),
-    "hf: weights cut in the header": hf_model(cut(1000), lambda f: f"{f / 'model.safetensors'}: not a safetensors"),
-    "hf: weights cut in the tensors": hf_model(cut(2_000_000), lambda f: f"{f / 'model.safetensors'}: cut short"),
+    "hf: weights cut in the header": hf_model(
+        cut(1000), lambda f: f"{f / 'model.safetensors'}: not a safetensors"
+    ),
+    "hf: weights cut in the tensors": hf_model(
+        cut(2_000_000), lambda f: f"{f / 'model.safetensors'}: cut short"
+    ),
     "hf: tokenizer.json without its tables": hf_model(
         lambda f: (f / "tokenizer.json").write_text('{"version": "1.0"}'),
         lambda f: f"{f / 'tokenizer.json'}: no 'model' or 'added_tokens'",
@@ -118,7 +134,10 @@ BAD: dict[str, Setup] = {
         ("--model=openai/m", "--api-base=not-a-url", "--limit=2"),
         "--api-base=not-a-url: not a server URL; expected http(s)://host",
     ),
-    "api-base empty": lambda tmp: (("--model=openai/m", "--api-base=", "--limit=2"), "--api-base=: not a server URL"),
+    "api-base empty": lambda tmp: (
+        ("--model=openai/m", "--api-base=", "--limit=2"),
+        "--api-base=: not a server URL",
+    ),
     "api-base for the symbolic model": lambda tmp: (
         (*ONE_CASE, "--api-base=http://127.0.0.1:9/v1"),
         "--api-base=http://127.0.0.1:9/v1 applies only to an API model",
@@ -134,7 +153,10 @@ BAD: dict[str, Setup] = {
     "responses.sqlite a folder": cache_folder_in_place,
     "dataset quote left open mid-file": open_quote(4),
     "dataset quote left open on the last line": open_quote(8),
-    "judge-model unknown": lambda tmp: ((*ONE_CASE, "--judge-model=bogus"), "--judge-model=bogus: unknown model"),
+    "judge-model unknown": lambda tmp: (
+        (*ONE_CASE, "--judge-model=bogus"),
+        "--judge-model=bogus: unknown model",
+    ),
     "empty model": lambda tmp: (("--model=", "--limit=2"), "--model=: an empty model name"),
 }
 
@@ -174,7 +196,9 @@ def test_a_cache_row_whose_meta_is_not_json_is_a_damaged_cache(tmp_path: Path) -
 def test_toml_files_with_a_byte_order_mark_are_read(tmp_path: Path) -> None:
     """A thresholds file and an identities file saved with a BOM: the run uses both."""
     thresholds = tmp_path / "thresholds.toml"
-    thresholds.write_bytes(codecs.BOM_UTF8 + b"[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
+    thresholds.write_bytes(
+        codecs.BOM_UTF8 + b"[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n"
+    )
     people = tmp_path / "identities.toml"
     people.write_bytes(codecs.BOM_UTF8 + b'[identities.nurse]\nnoun = "nurse"\n')
     run = run_suite(

@@ -34,7 +34,9 @@ def test_report_on_a_file_is_a_usage_error(tmp_path: Path, capsys: pytest.Captur
     assert f"{file}: a file, not a run folder; expected a folder such as reports/latest" in line
 
 
-def test_init_with_workflows_a_file_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_with_workflows_a_file_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / ".github").mkdir()
     (tmp_path / ".github" / "workflows").write_text("not a folder")
     line = usage_line(*call(capsys, "init", str(tmp_path))[::2])
@@ -57,7 +59,9 @@ def test_init_under_a_file_is_a_usage_error(tmp_path: Path, capsys: pytest.Captu
     assert f"{file}: a file where {file / 'sub'} needs a folder" in line
 
 
-def test_init_with_a_folder_where_a_starter_file_goes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_with_a_folder_where_a_starter_file_goes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "thresholds.toml").mkdir()
     line = usage_line(*call(capsys, "init", str(tmp_path), "--force")[::2])
     assert f"{tmp_path / 'thresholds.toml'}: a folder where the starter file goes" in line

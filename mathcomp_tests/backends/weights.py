@@ -104,7 +104,9 @@ def _check_tokenizer(file: Path) -> None:
     except UnicodeDecodeError as exc:
         raise BackendError(f"{file}: not UTF-8 text; expected a tokenizer file (JSON)") from exc
     except ValueError as exc:
-        raise BackendError(f"{file}: not valid JSON ({exc}); expected a tokenizer file, copy it again") from exc
+        raise BackendError(
+            f"{file}: not valid JSON ({exc}); expected a tokenizer file, copy it again"
+        ) from exc
     missing = [k for k in ("model", "added_tokens") if not isinstance(data, dict) or k not in data]
     if missing:
         raise BackendError(

@@ -40,7 +40,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for run_dir in args.run_dirs:
         if run_dir.exists() and not run_dir.is_dir():
             usage_error(
-                parser, f"{run_dir}: a file, not a run folder; expected a folder such as reports/latest (with summary.json)"
+                parser,
+                f"{run_dir}: a file, not a run folder; expected a folder such as reports/latest (with summary.json)",
             )
     first = args.run_dirs[0]
     try:

@@ -159,8 +159,8 @@ def _check_quotes(path: Path, text: str, header: list[str], fields: list[str], s
             else f"closes only on line {end}, so the lines between were read as one field"
         )
         raise DatasetError(
-            f"{path}, line {opened}, {_column(header, first)}: a quote opens here and {closes}; expected each quoted field to close on its own line (add the "
-            'closing quote, or write a quote inside a field as "")'
+            f"{path}, line {opened}, {_column(header, first)}: a quote opens here and {closes}; expected each "
+            'quoted field to close on its own line (add the closing quote, or write a quote inside a field as "")'
         )
 
 
