@@ -157,7 +157,7 @@ BAD: dict[str, Setup] = {
         (*ONE_CASE, "--judge-model=bogus"),
         "--judge-model=bogus: unknown model",
     ),
-    "empty model": lambda tmp: (("--model=", "--limit=2"), "--model=: an empty model name"),
+    "empty model": lambda tmp: (("--model=", "--limit=2"), "--model=: unknown model ''. The name is empty."),
 }
 
 

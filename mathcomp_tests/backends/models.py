@@ -122,13 +122,8 @@ def resolve(
     if "/" in spec and not spec.startswith(("/", ".", "~")):
         return ModelSpec(given, "api", spec, prompt_set)
     known = ", ".join(sorted(table))
-    if not spec:
-        raise UnknownModelError(
-            f"an empty model name; expected an alias ({known}), `symbolic`, `hf:<hub id or directory>`, "
-            "`vllm:<hub id or directory>`, or a litellm model string such as `openai/<name>`",
-            given,
-        )
-    hint = f" A local directory is written hf:{spec}." if local_directory(spec, bases) else ""
+    hint = f" A local directory is written hf:{spec}." if spec and local_directory(spec, bases) else ""
+    hint = hint if spec else " The name is empty."
     in_config = f" --model-config {config} has the groups {', '.join(groups)}." if config is not None else ""
     raise UnknownModelError(
         f"unknown model {given!r}.{hint}{in_config} Known aliases: {known}. Or give `symbolic`, "
