@@ -87,6 +87,18 @@ def cache_folder_in_place(tmp: Path) -> tuple[tuple[str, ...], str]:
     ), f"--cache-dir={folder}: {folder / 'responses.sqlite'} is a folder"
 
 
+def cache_of_another_schema(tmp: Path) -> tuple[tuple[str, ...], str]:
+    """A sqlite file with a `responses` table that some other tool made."""
+    folder = tmp / "cache"
+    folder.mkdir()
+    with sqlite3.connect(folder / "responses.sqlite") as db:
+        db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, answer TEXT)")
+    expected = (
+        f"the response cache {folder / 'responses.sqlite'} is damaged (its responses table has no column"
+    )
+    return (*ONE_CASE, f"--cache-dir={folder}"), expected
+
+
 def dataset_with(tmp: Path, damage: Callable[[list[str]], list[str]]) -> Path:
     lines = (REPO / "fixtures" / "scenarios.csv").read_text(encoding="utf-8").splitlines()[:8]
     path = tmp / "scenarios.csv"
@@ -138,6 +150,10 @@ BAD: dict[str, Setup] = {
         ("--model=openai/m", "--api-base=", "--limit=2"),
         "--api-base=: not a server URL",
     ),
+    "api-base with a space": lambda tmp: (
+        ("--model=openai/m", "--api-base=http://local host:8000/v1", "--limit=2"),
+        "--api-base=http://local host:8000/v1: not a server URL",
+    ),
     "api-base for the symbolic model": lambda tmp: (
         (*ONE_CASE, "--api-base=http://127.0.0.1:9/v1"),
         "--api-base=http://127.0.0.1:9/v1 applies only to an API model",
@@ -151,6 +167,7 @@ BAD: dict[str, Setup] = {
     "identity noun with a NUL": identities('"wo\\u0000man"'),
     "identity noun with an ANSI escape": identities('"wo\\u001b[2Jman"'),
     "responses.sqlite a folder": cache_folder_in_place,
+    "cache table of another schema": cache_of_another_schema,
     "dataset quote left open mid-file": open_quote(4),
     "dataset quote left open on the last line": open_quote(8),
     "judge-model unknown": lambda tmp: (

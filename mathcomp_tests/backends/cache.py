@@ -34,6 +34,8 @@ KEY_VERSION = 2
 FLUSH_SECONDS = 0.25
 """A batch backend's answers wait at most this long in memory before they are committed together."""
 FLUSH_SIZE = 2000
+_COLUMNS = ("key", "model", "revision", "text", "input_tokens", "output_tokens", "meta", "created")
+"""The columns _SCHEMA makes; a table of that name without them was made by something else."""
 _BAD_META = (
     "SELECT count(*) FROM responses WHERE CASE WHEN json_valid(meta) THEN json_type(meta) != 'object' ELSE 1 END"
 )
@@ -117,6 +119,10 @@ class ResponseCache:
             found = self._db.execute("PRAGMA quick_check(1)").fetchone()[0]
             if found != "ok":
                 raise DamagedCacheError(self.path, str(found))
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+            missing = [c for c in _COLUMNS if c not in columns]
+            if missing:
+                raise DamagedCacheError(self.path, f"its responses table has no column {', '.join(missing)}")
             bad = self._db.execute(_BAD_META).fetchone()[0]
             if bad:
                 raise DamagedCacheError(self.path, f"{bad} answer(s) with meta that is not a JSON object")

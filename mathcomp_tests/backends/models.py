@@ -160,11 +160,12 @@ def check_api_base(api_base: str | None, models: dict[str, ModelSpec | None]) ->
 
     shown = printable(api_base)
     try:
-        url = urlsplit(api_base.strip())
+        url = urlsplit(api_base)
         port_ok = url.port is None or url.port > 0
     except ValueError:
         url, port_ok = None, False
-    if url is None or url.scheme not in ("http", "https") or not url.hostname or not port_ok:
+    spaced = any(ch.isspace() or not ch.isprintable() for ch in api_base)
+    if url is None or spaced or url.scheme not in ("http", "https") or not url.hostname or not port_ok:
         raise SelectionError(
             f"--api-base={shown}: not a server URL; expected http(s)://host[:port][/path], "
             "e.g. http://localhost:8000/v1"
