@@ -230,10 +230,13 @@ def test_toml_files_with_a_byte_order_mark_are_read(tmp_path: Path) -> None:
 
 
 def test_control_characters_in_a_model_name_reach_the_terminal_escaped(tmp_path: Path) -> None:
-    """A model folder whose name holds an ANSI escape (clear the screen, turn the text red)."""
+    """A model folder whose name holds ANSI escapes (clear the screen, turn the text red): the header and
+    the end-of-run table show them escaped."""
     folder = tmp_path / "tiny\x1b[2J\x1b[31m"
     shutil.copytree(TINY, folder)
-    run = run_suite(tmp_path, f"--model=hf:{folder}", "--limit=2", "--collect-only")
+    run = run_suite(tmp_path, f"--model=hf:{folder}", "--limit=2", "--framings=neutral", "--positions=end")
     assert "\x1b" not in run.output, run.output
     header = next(line for line in run.output.splitlines() if line.startswith("mathcomp: model"))
     assert "tiny\\x1b[2J\\x1b[31m" in header, header
+    table = next(line for line in run.output.splitlines() if "MathComp directional error" in line)
+    assert "tiny\\x1b[2J\\x1b[31m" in table, table

@@ -369,7 +369,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     baseline = (state.summary or {}).get("baseline")
     cases = [*state.cases, *state.generated_cases]
-    terminal.write_table(terminalreporter, state.run.settings.model, cases, state.run.run_dir, baseline)
+    model = printable(state.run.settings.model)
+    terminal.write_table(terminalreporter, model, cases, state.run.run_dir, baseline)
     for note in state.notes:
         terminalreporter.write_line(note)
 
