@@ -44,10 +44,33 @@ def commands(model: str) -> list[str]:
     return [DEMO_COMMAND, f"{DEMO_COMMAND} --model={model}"]
 
 
+class InitPathError(ValueError):
+    """A file stands where init needs a folder (the target, or a folder on the way to a starter file), or
+    a folder where it writes a file; found before anything is written."""
+
+
+def blocked(target: Path, files: list[Path]) -> None:
+    """InitPathError naming the first path in the way: init writes all of its files or none."""
+    if target.exists() and not target.is_dir():
+        raise InitPathError(f"{target}: a file, not a folder; expected the repository's folder")
+    above = next((p for p in target.absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise InitPathError(f"{above}: a file where {target} needs a folder; expected the repository's folder")
+    for path in files:
+        for folder in reversed(path.relative_to(target).parents[:-1]):
+            if (target / folder).exists() and not (target / folder).is_dir():
+                raise InitPathError(
+                    f"{target / folder}: a file where {path} needs a folder; move it away, nothing written"
+                )
+        if path.is_dir():
+            raise InitPathError(f"{path}: a folder where the starter file goes; move it away, nothing written")
+
+
 def init(target: Path, model: str, force: bool = False) -> list[Path]:
     """Write the starter files under ``target``; the paths written. Nothing is written when any exists
-    and ``force`` is off (FileExistsError names them)."""
+    and ``force`` is off (FileExistsError names them), or when a path is in the way (InitPathError)."""
     files = {target / rel: text for rel, text in starter_files(model).items()}
+    blocked(target, list(files))
     existing = [p for p in files if p.exists()]
     if existing and not force:
         names = ", ".join(str(p) for p in existing)

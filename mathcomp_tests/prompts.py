@@ -7,8 +7,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import tomltext
 from .formats import NAMES as FORMATS
 from .paths import fixtures
+from .printable import control_characters, printable
 from .types import ALL_FRAMINGS, PAPER_ORDER, POSITIONS, Condition, Message, Prompt, Scenario
 
 _PERSON = re.compile(r"\[person[ _]?(a|b)\]", re.IGNORECASE)
@@ -80,12 +82,24 @@ def load_identities(path: Path | None = None, on: str = "b") -> dict[str, Names]
         raise PromptConfigError(f"identity side {on!r}: expected one of {', '.join(IDENTITY_SIDES)}")
     path = path or fixtures() / "identities.toml"
     data = _read_toml(path)
-    plain = data.get("person_a", {}).get("noun", "person")
+    person_a = data.get("person_a", {})
+    if not isinstance(person_a, dict):
+        raise PromptConfigError(f"{path}: person_a is {_shown(person_a)}; expected a table [person_a] with a noun")
+    plain = _text(path, "person_a", "noun", person_a.get("noun", "person"))
+    identities = data.get("identities", {})
+    if not isinstance(identities, dict):
+        raise PromptConfigError(f"{path}: identities is {_shown(identities)}; expected tables [identities.<id>]")
     names = {}
-    for key, entry in data.get("identities", {}).items():
+    for key, entry in identities.items():
+        if not isinstance(entry, dict):
+            raise PromptConfigError(
+                f"{path}: identities.{key} is {_shown(entry)}; expected a table [identities.{key}] with a noun"
+            )
         if "noun" not in entry:
             raise PromptConfigError(f"{path}: identities.{key} has no 'noun'")
-        noun = entry["noun"]
+        noun = _text(path, f"identities.{key}", "noun", entry["noun"])
+        if "article" in entry:
+            _text(path, f"identities.{key}", "article", entry["article"])
         if noun.strip().lower() == plain.lower():
             raise PromptConfigError(
                 f"{path}: identities.{key} is called {plain!r} like Person A; answers could not tell them apart"
@@ -201,7 +215,7 @@ def _capitalise_start(text: str) -> str:
 def _read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
+            return tomltext.load(fh)
     except FileNotFoundError as exc:
         raise PromptConfigError(f"{path}: file not found") from exc
     except IsADirectoryError as exc:
@@ -212,6 +226,31 @@ def _read_toml(path: Path) -> dict:
         raise PromptConfigError(f"{path}: not UTF-8 text; expected a TOML file") from exc
     except tomllib.TOMLDecodeError as exc:
         raise PromptConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _text(path: Path, table: str, key: str, value: object) -> str:
+    """A word written into every prompt: non-empty text on one line, without control characters."""
+    what = f"{path}: {table}.{key} is"
+    expected = "expected a word such as \"woman\""
+    if not isinstance(value, str):
+        raise PromptConfigError(f"{what} {_shown(value)}; {expected} (text in quotes)")
+    if not value.strip():
+        raise PromptConfigError(f"{what} {value!r}, empty; {expected}")
+    bad = control_characters(value)
+    if bad:
+        raise PromptConfigError(
+            f"{what} '{printable(value)}' with the control character(s) {' '.join(bad)}; {expected}, printable text"
+        )
+    return value
+
+
+def _shown(value: object) -> str:
+    """A TOML value as a refusal shows it: its type and (cut short) its value."""
+    kind = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a table"}.get(
+        type(value), type(value).__name__
+    )
+    text = repr(value)
+    return f"{kind} ({text if len(text) <= 40 else text[:40] + '...'})"
 
 
 def _require(path: Path, table: str, got: dict, keys: tuple[str, ...]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import struct
 from collections import Counter
 from pathlib import Path
 
@@ -12,10 +14,12 @@ TWO_CASES = ("--limit=3", "--framings=neutral,direct-more", "--positions=end")
 
 
 def test_a_case_that_raised_is_in_the_summary_with_its_error(tmp_path: Path, always_more_model: Path) -> None:
-    """Weights that cannot be read: the probe (config, tokenizer) passes, every case raises."""
+    """Weights that cannot be read: the checks before the run (config, tokenizer, a whole safetensors file)
+    pass, but the header names a type no loader knows, so every case raises."""
     broken = tmp_path / "broken-model"
     shutil.copytree(always_more_model, broken)
-    (broken / "model.safetensors").write_bytes(b"not a safetensors file")
+    header = json.dumps({"w": {"dtype": "Q9", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    (broken / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + bytes(4))
     run = run_suite(tmp_path, f"--model=hf:{broken}", *TWO_CASES)
     assert run.returncode == 1, run.output
     summary = run.summary

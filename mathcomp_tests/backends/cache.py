@@ -34,6 +34,12 @@ KEY_VERSION = 2
 FLUSH_SECONDS = 0.25
 """A batch backend's answers wait at most this long in memory before they are committed together."""
 FLUSH_SIZE = 2000
+_COLUMNS = ("key", "model", "revision", "text", "input_tokens", "output_tokens", "meta", "created")
+"""The columns _SCHEMA makes; a table of that name without them was made by something else."""
+_BAD_META = (
+    "SELECT count(*) FROM responses WHERE CASE WHEN json_valid(meta) THEN json_type(meta) != 'object' ELSE 1 END"
+)
+"""Rows whose meta no reader can take (sqlite's JSON functions: one pass, no row loaded into Python)."""
 _CHECKED: set[str] = set()
 """Cache files this process has checked whole (PRAGMA quick_check): each is checked once per process."""
 
@@ -113,7 +119,24 @@ class ResponseCache:
             found = self._db.execute("PRAGMA quick_check(1)").fetchone()[0]
             if found != "ok":
                 raise DamagedCacheError(self.path, str(found))
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+            missing = [c for c in _COLUMNS if c not in columns]
+            if missing:
+                raise DamagedCacheError(self.path, f"its responses table has no column {', '.join(missing)}")
+            bad = self._db.execute(_BAD_META).fetchone()[0]
+            if bad:
+                raise DamagedCacheError(self.path, f"{bad} answer(s) with meta that is not a JSON object")
             _CHECKED.add(key)
+
+    def _meta(self, key: str, meta: str) -> dict[str, object]:
+        """A row's meta as stored: a JSON object, else the cache is damaged (written by something else)."""
+        try:
+            value = json.loads(meta) if meta != "{}" else {}
+        except (TypeError, ValueError):
+            value = None
+        if not isinstance(value, dict):
+            raise DamagedCacheError(self.path, f"the answer under key {key[:12]}... has meta that is not JSON")
+        return value
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
         found: dict[str, Response] = {}
@@ -126,7 +149,7 @@ class ResponseCache:
                     chunk,
                 ).fetchall()
                 for key, text, tin, tout, meta in rows:
-                    found[key] = Response(text, None, True, tin, tout, json.loads(meta) if meta != "{}" else {})
+                    found[key] = Response(text, None, True, tin, tout, self._meta(key, meta))
         return found
 
     def put(self, key: str, backend: Backend, response: Response) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from ..formats import FORMATS
 from ..settings import BackendOptions
 from ..types import LABELS, Decoding, Prompt, Response
-from . import tokens
+from . import tokens, weights
 from .base import BackendError, OnResponse
 from .models import local_directory, local_file, looks_like_path
 from .tokens import CHAT_TEMPLATES, SCORINGS
@@ -311,6 +311,7 @@ def locate(name: str) -> tuple[Path, str]:
     if directory is not None:
         if not (directory / "config.json").is_file():
             raise BackendError(f"model directory {directory} has no config.json: not a transformers model")
+        weights.check(directory)
         return directory, fingerprint(directory)
     file = local_file(name)
     if file is not None:

@@ -7,12 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..paths import fixtures, shipped
+from ..printable import printable
 
 DEFAULT_PROMPT_SET = "hf"
 
 
 class UnknownModelError(ValueError):
     """--model names no alias and no backend form; the message lists what is known."""
+
+    def __init__(self, message: str, given: str = ""):
+        super().__init__(message)
+        self.given = given
+        """The name that did not resolve (stripped), so a caller can say which option gave it."""
 
 
 @dataclass(frozen=True)
@@ -116,12 +122,14 @@ def resolve(
     if "/" in spec and not spec.startswith(("/", ".", "~")):
         return ModelSpec(given, "api", spec, prompt_set)
     known = ", ".join(sorted(table))
-    hint = f" A local directory is written hf:{spec}." if local_directory(spec, bases) else ""
+    hint = f" A local directory is written hf:{spec}." if spec and local_directory(spec, bases) else ""
+    hint = hint if spec else " The name is empty."
     in_config = f" --model-config {config} has the groups {', '.join(groups)}." if config is not None else ""
     raise UnknownModelError(
         f"unknown model {given!r}.{hint}{in_config} Known aliases: {known}. Or give `symbolic`, "
         "`hf:<hub id or directory>` (a local transformers model), `vllm:<hub id or directory>` (served by "
-        "vLLM), or a litellm model string such as `openai/<name>`."
+        "vLLM), or a litellm model string such as `openai/<name>`.",
+        given,
     )
 
 
@@ -135,3 +143,38 @@ def same_model(section: str, spec: ModelSpec, bases: tuple[Path, ...] = ()) -> b
     except (UnknownModelError, OSError):
         return False
     return other.canonical == spec.canonical
+
+
+SERVED = ("api", "vllm")
+"""The model kinds --api-base applies to: a litellm model (an OpenAI-compatible server) and vllm:."""
+
+
+def check_api_base(api_base: str | None, models: dict[str, ModelSpec | None]) -> None:
+    """--api-base is an http(s) URL, and some model of the run (by option: --model, --judge-model,
+    --baseline-model) is one it applies to; otherwise it would be ignored without a word."""
+    if api_base is None:
+        return
+    from urllib.parse import urlsplit
+
+    from ..settings import SelectionError
+
+    shown = printable(api_base)
+    try:
+        url = urlsplit(api_base)
+        port_ok = url.port is None or url.port > 0
+    except ValueError:
+        url, port_ok = None, False
+    spaced = any(ch.isspace() or not ch.isprintable() for ch in api_base)
+    if url is None or spaced or url.scheme not in ("http", "https") or not url.hostname or not port_ok:
+        raise SelectionError(
+            f"--api-base={shown}: not a server URL; expected http(s)://host[:port][/path], "
+            "e.g. http://localhost:8000/v1"
+        )
+    given = {option: spec for option, spec in models.items() if spec is not None}
+    if not any(spec.kind in SERVED for spec in given.values()):
+        named = ", ".join(f"{option}={printable(spec.given)} ({spec.kind})" for option, spec in given.items())
+        raise SelectionError(
+            f"--api-base={shown} applies only to an API model (openai/<name>) or a vllm: model, and this run "
+            f"has none ({named}); "
+            "drop --api-base, or give a model it serves, e.g. --model=openai/<name>"
+        )

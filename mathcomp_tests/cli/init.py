@@ -27,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..backends.models import UnknownModelError, resolve
-    from ..init import commands, init
+    from ..init import InitPathError, commands, init
 
     try:
         resolve(args.model)
@@ -35,8 +35,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         usage_error(parser, f"--model={args.model}: {exc}")
     try:
         written = init(args.directory, args.model, args.force)
-    except OSError as exc:
+    except InitPathError as exc:
+        usage_error(parser, str(exc))
+    except FileExistsError as exc:
         return fail(str(exc))
+    except OSError as exc:
+        return fail(f"cannot write {exc.filename or args.directory}: {exc.strerror or exc}")
     for path in written:
         print(f"wrote {path}")
     print("\nRun, from the repository root (where thresholds.toml is):")

@@ -37,6 +37,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..report.standalone import DamagedRunError, RunFolderError, combine, rebuild
 
     check_output(parser, args.output)
+    for run_dir in args.run_dirs:
+        if run_dir.exists() and not run_dir.is_dir():
+            usage_error(
+                parser,
+                f"{run_dir}: a file, not a run folder; expected a folder such as reports/latest (with summary.json)",
+            )
     first = args.run_dirs[0]
     try:
         if len(args.run_dirs) == 1:

@@ -109,9 +109,11 @@ def _records(path: Path, text: str) -> Iterator[tuple[int, list[str]]]:
     """Each non-blank record with the line it ends on; a NUL byte or an oversized field stops the file."""
     reader = csv.reader(io.StringIO(text, newline=""))
     header: list[str] = []
+    ended = 0
     while True:
         try:
-            fields = next(reader)
+            start, fields = ended + 1, next(reader)
+            ended = reader.line_num
         except StopIteration:
             return
         except csv.Error as exc:
@@ -133,9 +135,43 @@ def _records(path: Path, text: str) -> Iterator[tuple[int, list[str]]]:
                     f"{path}, line {line}, {_column(header, i)}: {len(field)} characters; "
                     f"expected at most {MAX_FIELD} characters per field"
                 )
+        if header and fields:
+            _check_quotes(path, text, header, fields, start, line)
         if fields:
             header = header or fields
             yield line, fields
+
+
+def _check_quotes(path: Path, text: str, header: list[str], fields: list[str], start: int, end: int) -> None:
+    """A record over several lines whose width is wrong, or that runs to the end of the file, is a quote
+    left open: the rows after it were read into one field, which would be reported as empty values."""
+    spans = [i for i, field in enumerate(fields) if "\n" in field or "\r" in field]
+    last = end >= text.count("\n") + (0 if text.endswith("\n") else 1)
+    if not spans and not last:
+        return
+    at_end = last and _unclosed(text)
+    first = spans[0] if spans else len(fields) - 1
+    opened = start + sum(f.count("\n") for f in fields[:first])
+    if (spans and len(fields) != len(header)) or at_end:
+        closes = (
+            "never closes, so the rest of the file was read as one field"
+            if at_end
+            else f"closes only on line {end}, so the lines between were read as one field"
+        )
+        raise DatasetError(
+            f"{path}, line {opened}, {_column(header, first)}: a quote opens here and {closes}; expected each "
+            'quoted field to close on its own line (add the closing quote, or write a quote inside a field as "")'
+        )
+
+
+def _unclosed(text: str) -> bool:
+    """True when the file ends inside a quoted field (the lenient reader takes that field to the end)."""
+    try:
+        for _ in csv.reader(io.StringIO(text, newline=""), strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
 
 
 def _column(header: Sequence[str], index: int) -> str:

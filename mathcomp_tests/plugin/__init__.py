@@ -18,6 +18,7 @@ from ..backends.base import BackendError, ServerGoneError
 from ..backends.cache_admin import DamagedCacheError
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
+from ..printable import printable
 from ..prompts import PromptConfigError
 from ..records import items as records
 from ..records import results
@@ -29,7 +30,7 @@ from ..settings import SelectionError, Settings, conditions
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.result import CaseResult
-from . import options, progress, report_copy, serving, standing, terminal
+from . import options, origins, progress, report_copy, serving, standing, terminal
 from .completeness import Tracker, write_incomplete
 from .finish import finish
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
@@ -70,7 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
             try:
                 _ = run.judge  # the judge too
             except BackendError as exc:
-                raise pytest.UsageError(f"--judge-model={settings.judge_model}: {exc}") from exc
+                judge_from = origins.origin(config, "judge_model")
+                raise pytest.UsageError(f"{judge_from}={printable(str(settings.judge_model))}: {exc}") from exc
             if run.comparator is not None and run.comparator.model is not None:
                 try:
                     _ = run.comparator.backend  # and the baseline model
@@ -78,11 +80,12 @@ def pytest_configure(config: pytest.Config) -> None:
                     raise pytest.UsageError(f"--baseline-model={settings.baseline_model}: {exc}") from exc
             if workerinput is None and _has_workers(config):
                 run.close()  # the controller only probed; each worker opens its own
+    except UnknownModelError as exc:
+        raise pytest.UsageError(origins.unknown_model(config, exc)) from exc
     except (
         DatasetError,
         ThresholdsError,
         PromptConfigError,
-        UnknownModelError,
         SelectionError,
         BaselineError,
         FolderError,
@@ -96,7 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
         ) from exc
     except BackendError as exc:
         serving.stop(config)
-        raise pytest.UsageError(f"--model={settings.model}: {exc}") from exc
+        model_from = origins.origin(config, "model")
+        raise pytest.UsageError(f"{model_from}={printable(settings.model)}: {exc}") from exc
     except BaseException:
         serving.stop(config)
         raise
@@ -143,7 +147,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         return None
     run = state.run
     return [
-        f"mathcomp: model {run.spec.given} ({run.spec.canonical}), prompt set {run.prompt_set.name}",
+        f"mathcomp: model {printable(run.spec.given)} ({printable(run.spec.canonical)}), "
+        f"prompt set {run.prompt_set.name}",
         f"thresholds: {run.thresholds.path}; {run.thresholds.describe(run.spec)}",
         *run.dataset.header(),
         *_limit_line(run),
@@ -353,7 +358,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     baseline = (state.summary or {}).get("baseline")
     cases = [*state.cases, *state.generated_cases]
-    terminal.write_table(terminalreporter, state.run.settings.model, cases, state.run.run_dir, baseline)
+    model = printable(state.run.settings.model)
+    terminal.write_table(terminalreporter, model, cases, state.run.run_dir, baseline)
     for note in state.notes:
         terminalreporter.write_line(note)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import formats
+from .. import formats, tomltext
 from ..backends.base import Backend, OnResponse
 from ..paths import fixtures
 from ..prompts import Names, Parts, PromptConfigError, PromptSet, parts
@@ -108,7 +108,7 @@ def load_texts(path: Path | None = None) -> dict[str, dict[str, str]]:
     path = path or fixtures() / "protocols.toml"
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            data = tomltext.load(fh)
     except FileNotFoundError as exc:
         raise PromptConfigError(f"{path}: file not found") from exc
     except tomllib.TOMLDecodeError as exc:

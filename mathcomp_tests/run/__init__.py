@@ -66,6 +66,14 @@ class Run:
         if self.comparator is not None and self.comparator.base is not None:
             self.thresholds = self.thresholds.with_base(self.comparator.base, self.comparator.base_from)
         self.thresholds.check_complete(self.spec, settings.framings)
+        models.check_api_base(
+            settings.backend.api_base,
+            {
+                "--model": self.spec,
+                "--judge-model": self.judge_spec,
+                "--baseline-model": self.comparator.model if self.comparator is not None else None,
+            },
+        )
         self._kit: Kit | None = None
         self._neutral: dict[tuple[Condition, tuple[str, ...]], metrics.Scores] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
@@ -85,6 +93,7 @@ class Run:
         s = self.settings
         if s.cache_path is not None:
             folders.writable_folder(s.cache_path.parent, "--cache-dir")
+            folders.not_a_folder(s.cache_path, "--cache-dir", "the response cache file")
         folders.writable_folder(s.reports_dir, "--reports-dir")
         if s.update_baseline is not None:
             folders.writable_file(s.update_baseline, "--update-baseline", "the baseline file")

@@ -41,6 +41,15 @@ def writable_file(path: Path, option: str, what: str) -> None:
     _try_writing(folder, f"{option}={path}: cannot write in {folder}")
 
 
+def not_a_folder(path: Path, option: str, what: str) -> None:
+    """The file the run keeps under an option's folder is a file, or not there yet: a folder in its place
+    would stop sqlite (or the writer) with an error that names neither the option nor the path."""
+    if path.is_dir():
+        raise FolderError(
+            f"{option}={path.parent}: {path} is a folder; expected {what} there (move the folder away)"
+        )
+
+
 def _try_writing(folder: Path, said: str) -> None:
     try:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".mathcomp-write-check-"):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .. import tomltext
 from ..backends.models import ModelSpec, UnknownModelError, resolve, same_model
 from ..types import ALL_FRAMINGS, FRAMINGS, LABELS
 from . import invariance_ceilings
@@ -193,7 +194,7 @@ def load(path: str | Path) -> Thresholds:
     path = Path(path)
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            data = tomltext.load(fh)
     except FileNotFoundError as exc:
         raise ThresholdsError(f"{path}: thresholds file not found") from exc
     except IsADirectoryError as exc:

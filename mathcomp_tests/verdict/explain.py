@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..printable import printable
 from ..scoring import metrics
 from ..scoring.paired import explanation as paired_explanation
 from ..types import LABELS, Item
@@ -26,7 +27,7 @@ def explanation(result: CaseResult) -> str:
         + ([f"{', '.join(r.removesuffix(' rise') for r in rose)} rose over the baseline"] if rose else [])
         + ([f"{len(result.extra_failures)} check(s) of the project's own failed"] if result.extra_failures else [])
     )
-    lines = [f"{result.condition.id} on {result.model}: {'; '.join(parts) or 'nothing failed'}"]
+    lines = [f"{result.condition.id} on {printable(result.model)}: {'; '.join(parts) or 'nothing failed'}"]
     if NOTHING_SCORED in found:
         lines.append(
             f"  {NOTHING_SCORED}: all {scores.n} requests failed (see error_rate); a case that scored nothing "

@@ -1,0 +1,115 @@
+"""A local model folder's weights and tokenizer, checked before any case runs.
+
+The weights load on first use (a run answered from the cache never loads them), so a folder without
+weights, or with a file cut short by a failed copy, would otherwise fail every case with transformers'
+long traceback. These checks read only file sizes and headers: cheap, and done when the backend is made.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zipfile
+from pathlib import Path
+
+from .base import BackendError
+
+SINGLE = ("model.safetensors", "pytorch_model.bin")
+INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+EXPECTED = (
+    "expected the model's weights (model.safetensors, or the shards a model.safetensors.index.json lists); "
+    "copy the model folder again"
+)
+
+
+def check(directory: Path) -> None:
+    """BackendError naming the weights file that is missing, empty or cut short, and tokenizer.json when
+    it is not the JSON a tokenizer file holds."""
+    for file in weight_files(directory):
+        if file.suffix == ".safetensors":
+            _check_safetensors(file)
+        else:
+            _check_bin(file)
+    _check_tokenizer(directory / "tokenizer.json")
+
+
+def weight_files(directory: Path) -> list[Path]:
+    """The files that hold the weights: the one-file forms, else the shards an index lists."""
+    for name in SINGLE:
+        if (directory / name).is_file():
+            return [directory / name]
+    for name in INDEXES:
+        index = directory / name
+        if index.is_file():
+            shards = _shards(index)
+            missing = [s for s in shards if not (directory / s).is_file()]
+            if missing:
+                raise BackendError(f"{index} lists {', '.join(missing)}, not in {directory}; {EXPECTED}")
+            return [directory / s for s in shards]
+    loose = sorted(directory.glob("*.safetensors"))
+    if loose:
+        return loose
+    raise BackendError(f"model directory {directory} has no weights file; {EXPECTED}")
+
+
+def _shards(index: Path) -> list[str]:
+    try:
+        weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+        shards = sorted({str(v) for v in weight_map.values()})
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise BackendError(f"{index}: not a weights index (JSON with a weight_map); {EXPECTED}") from exc
+    if not shards:
+        raise BackendError(f"{index}: its weight_map is empty; {EXPECTED}")
+    return shards
+
+
+def _check_safetensors(file: Path) -> None:
+    """The 8-byte header length, the JSON header, and every tensor's bytes within the file."""
+    size = file.stat().st_size
+    if size == 0:
+        raise BackendError(f"{file}: empty (0 bytes); {EXPECTED}")
+    with open(file, "rb") as fh:
+        head = fh.read(8)
+        length = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+        if length < 2 or 8 + length > size:
+            raise BackendError(f"{file}: not a safetensors file, or cut short ({size} bytes); {EXPECTED}")
+        try:
+            header = json.loads(fh.read(length))
+            end = max(
+                (int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"), default=0
+            )
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise BackendError(f"{file}: its safetensors header is damaged; {EXPECTED}") from exc
+    if 8 + length + end > size:
+        raise BackendError(
+            f"{file}: cut short: {size} bytes, its header describes {8 + length + end}; {EXPECTED}"
+        )
+
+
+def _check_bin(file: Path) -> None:
+    """A torch checkpoint is a zip archive; one cut short has lost its central directory."""
+    size = file.stat().st_size
+    if size == 0:
+        raise BackendError(f"{file}: empty (0 bytes); {EXPECTED}")
+    if not zipfile.is_zipfile(file):
+        raise BackendError(f"{file}: not a torch checkpoint, or cut short ({size} bytes); {EXPECTED}")
+
+
+def _check_tokenizer(file: Path) -> None:
+    """tokenizer.json is one JSON object with a model and its added_tokens; a fragment of one is named."""
+    if not file.is_file():
+        return
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BackendError(f"{file}: not UTF-8 text; expected a tokenizer file (JSON)") from exc
+    except ValueError as exc:
+        raise BackendError(
+            f"{file}: not valid JSON ({exc}); expected a tokenizer file, copy it again"
+        ) from exc
+    missing = [k for k in ("model", "added_tokens") if not isinstance(data, dict) or k not in data]
+    if missing:
+        raise BackendError(
+            f"{file}: no {' or '.join(repr(k) for k in missing)}; expected a tokenizer file as transformers "
+            "writes it (JSON with 'model' and 'added_tokens')"
+        )
