@@ -266,3 +266,16 @@ def test_the_demo_weights_under_two_paths_are_one_model_and_its_own_base(tmp_pat
     _, rows = history(reports)
     assert [(r.model, r.role) for r in rows] == [(f"hf:{clone}", "base"), (BASE, "base")]
     assert len({r.group for r in rows}) == 1
+
+
+def test_control_characters_in_a_model_name_never_reach_the_terminal_raw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model named with an ANSI escape (a recoloured or cleared screen) is printed escaped."""
+    reports = tmp_path / "reports"
+    evil = "hf:\x1b[2J\x1b[31mevil\rmodel"
+    _write(reports, summary([case("neutral")], model=evil, run_id="20261125-090000-evil-aa11", base=None))
+    assert main(["history", str(reports)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\r" not in out
+    assert "[hf:\\x1b[2J\\x1b[31mevil\\rmodel]" in out.splitlines()

@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..printable import printable
 from .command import check_output, fail, usage_error, write
 
 HELP = "each base's runs across time: a table and a page"
@@ -54,14 +55,14 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             return fail(skipped[0] + more)
         usage_error(parser, f"{args.reports_dir}: no finished runs (folders with summary.json)")
     for line in skipped:
-        print(f"skipped {line}", file=sys.stderr)
+        print(printable(f"skipped {line}"), file=sys.stderr)
     print(f"{'run':<52} " + " ".join(f"{n:>14}" for n in METRICS) + "  role       worst rise")
     for group in dict.fromkeys(r.group for r in rows):
-        print(f"[{group}]")
+        print(printable(f"[{group}]"))
         for row in (r for r in rows if r.group == group):
             cells = " ".join(f"{percent(row.metrics[n]):>14}" for n in METRICS)
             worst = row.worst.text() if row.worst else "n/a"
             partial = f"  PARTIAL: {row.partial}" if row.partial else ""
             night = "" if row.complete else f"  {row.night}"
-            print(f"{row.run_id:<52} {cells}  {row.role:<10} {worst}{partial}{night}")
+            print(printable(f"{row.run_id:<52} {cells}  {row.role:<10} {worst}{partial}{night}"))
     return write(args.output or args.reports_dir / "history.html", text)
