@@ -8,7 +8,7 @@ from typing import Any
 
 from helpers.suite_runner import run_suite
 
-from mathcomp_tests.plugin.terminal import chance_notes
+from mathcomp_tests.plugin.terminal import baseline_line, chance_notes
 
 
 def _case(framing: str, correct: dict[str, int]) -> dict[str, Any]:
@@ -133,3 +133,8 @@ def test_a_case_failing_only_on_a_rise_shows_the_value_that_rose(tmp_path: Path)
     assert "100.0%^" in row and "*" not in row and row.rstrip().endswith("FAIL (new)"), row  # a rise is new
     assert run.case("direct-more-begin-std-one-word")["breaches"] == ["DirErr(more) rise"]
     assert "baseline symbolic: 1 case compared, 1 rise, largest change +" in run.output
+
+
+def test_the_baseline_line_prints_a_model_name_with_control_characters_escaped() -> None:
+    line = baseline_line({"model": "hf:\x1b[2Jbase", "compared": 1, "rises": []})
+    assert line == "baseline hf:\\x1b[2Jbase: 1 case compared, 0 rises"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..printable import printable
 from ..scoring.changes import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
 from . import standing
@@ -89,7 +90,7 @@ def baseline_line(baseline: Mapping[str, Any]) -> str:
     """``baseline <model>: N cases compared, R rises, largest change +x.x points (case, label)``."""
     compared, rises = baseline["compared"], len(baseline["rises"])
     line = (
-        f"baseline {baseline['model']}: {compared} {'case' if compared == 1 else 'cases'} compared, "
+        f"baseline {printable(str(baseline['model']))}: {compared} {'case' if compared == 1 else 'cases'} compared, "
         f"{rises} {'rise' if rises == 1 else 'rises'}"
     )
     change = baseline.get("largest_change")
