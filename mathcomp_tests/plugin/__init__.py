@@ -15,7 +15,7 @@ import pytest
 
 from .. import formats
 from ..backends.base import BackendError, ServerGoneError
-from ..backends.cache_admin import DamagedCacheError
+from ..backends.cache_admin import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
@@ -87,6 +87,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from exc
     except DamagedCacheError as exc:
         clear = f"mathcomp cache clear --cache-dir={shlex.quote(str(exc.path.parent))}"
+        foreign = not_ours(exc.path) if exc.path.is_file() else None
+        if foreign is not None:  # not ours to delete: `clear` would refuse it too
+            raise pytest.UsageError(
+                f"the response cache {exc.path} is {foreign}; move it away, or give --cache-dir a folder of "
+                "its own"
+            ) from exc
         raise pytest.UsageError(
             f"the response cache {exc}; `{clear}` removes it (its answers are lost: the next run asks the "
             "model again)"
