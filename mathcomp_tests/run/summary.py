@@ -11,6 +11,7 @@ from ..scoring.baseline import sha256_of
 from . import Run
 from .comparison import baseline_summary
 from .invariance import invariance_summary
+from .served import served_model
 
 
 def run_summary(
@@ -24,6 +25,7 @@ def run_summary(
     has read it already."""
     s = run.settings
     every = [*cases, *generated_cases]
+    records = read_records(run.run_dir) if records is None else records
     return {
         "run_id": run.run_id,
         "model": s.model,
@@ -71,9 +73,8 @@ def run_summary(
         "cases": cases,
         "generated": run.generated_draw().as_dict() if generated_cases else None,
         "generated_cases": list(generated_cases),
-        "invariance": invariance_summary(
-            run, read_records(run.run_dir) if records is None else records, gated=s.invariance
-        ),
+        "invariance": invariance_summary(run, records, gated=s.invariance),
+        "served_model": served_model(s, records),
     }
 
 
