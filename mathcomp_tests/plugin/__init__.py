@@ -17,11 +17,12 @@ from .. import formats
 from ..backends.base import BackendError, ServerGoneError
 from ..backends.cache_admin import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
+from ..data import stratified
 from ..data.scenarios import DatasetError
 from ..prompts import PromptConfigError
 from ..records import items as records
 from ..records import results
-from ..run import GENERATED, REVEAL_AFTER, Run
+from ..run import GENERATED, REVEAL_AFTER, Run, served
 from ..run.folders import FolderError
 from ..scoring.baseline import GENERATED_PREFIX, BaselineError
 from ..scoring.thresholds import ThresholdsError
@@ -155,7 +156,7 @@ def _limit_line(run: Run) -> list[str]:
     asked, total = len(run.scenarios), len(run.dataset.scenarios)
     if asked == total:
         return []
-    return [f"--limit={run.settings.limit}: each case asks the first {asked} of the {total} scenarios"]
+    return [f"--limit={run.settings.limit}: {asked} of {total} scenarios, {stratified.HOW}"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -371,7 +372,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     baseline = (state.summary or {}).get("baseline")
     cases = [*state.cases, *state.generated_cases]
     terminal.write_table(terminalreporter, state.run.settings.model, cases, state.run.run_dir, baseline)
-    for note in state.notes:
+    for note in [*state.notes, *served.warning(state.summary or {})]:
         terminalreporter.write_line(note)
 
 
