@@ -82,7 +82,7 @@ def add(parser: pytest.Parser) -> None:
     option("--positions", "comma-separated: begin, end", "both")
     option("--identities", "comma-separated identity ids from fixtures/identities.toml, or all", "std")
     option("--formats", f"comma-separated, or all: {', '.join(FORMATS)}", "one-word")
-    option("--limit", "use only the first N scenarios", "every scenario", type=int)
+    option("--limit", "use N scenarios, drawn in proportion to category x gold label", "every scenario", type=int)
     option(
         "--dataset",
         "a CSV in the MathComp schema, or mathcomp-original (the published benchmark, downloaded once into "
