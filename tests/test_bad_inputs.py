@@ -104,7 +104,10 @@ def damaged_cache_random(tmp: Path) -> tuple[tuple[str, ...], str]:
     folder = tmp / "cache"
     folder.mkdir()
     (folder / "responses.sqlite").write_bytes(os.urandom(64 * 1024))
-    return (), damaged(folder, "file is not a database")
+    return (), (  # no mark of the suite: not ours to delete, so `cache clear` is not offered
+        f"the response cache {folder / 'responses.sqlite'} is not an sqlite database, so not a cache this "
+        "suite wrote; move it away, or give --cache-dir a folder of its own"
+    )
 
 
 def damaged_cache_truncated(tmp: Path) -> tuple[tuple[str, ...], str]:

@@ -231,13 +231,30 @@ def test_the_rootdir_is_the_one_pytest_finds(tmp_path: Path, layout: str) -> Non
 # Defect: a damaged responses.sqlite ended in a traceback
 
 
-@pytest.mark.parametrize("damage", ["truncated", "random bytes"])
+def test_a_file_of_random_bytes_is_not_called_a_cache_nor_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Random bytes carry no mark of the suite: they could be anyone's file, so nothing deletes them."""
+    db = make_cache(tmp_path / "c", entries=400)
+    noise = os.urandom(db.stat().st_size)
+    db.write_bytes(noise)
+    for action in ("stats", "clear"):
+        code, out, err = call(capsys, "cache", f"--cache-dir={db.parent}", action)
+        assert code == 1 and out == ""
+        assert one_line(err) == (
+            f"error: {db} is not an sqlite database, so not a cache this suite wrote; left as it is: move it "
+            "away, or give --cache-dir a folder of its own"
+        )
+    assert db.read_bytes() == noise
+
+
+@pytest.mark.parametrize("damage", ["truncated", "truncated further"])
 def test_a_damaged_cache_is_one_line_and_clear_removes_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
     db = make_cache(tmp_path / "c", entries=400)
     data = db.read_bytes()
-    db.write_bytes(data[: len(data) // 2] if damage == "truncated" else os.urandom(len(data)))
+    db.write_bytes(data[: len(data) // 2] if damage == "truncated" else data[: len(data) // 8])
     where = f"--cache-dir={db.parent}"
 
     code, out, err = call(capsys, "cache", where, "stats")

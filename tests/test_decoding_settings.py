@@ -57,10 +57,15 @@ def test_samples_are_distinct_cached_answers_with_mean_and_spread(
         f"--thresholds={thresholds}",
     )
     run = run_suite(tmp_path, *args)
-    assert run.returncode == 0, run.output
     case = run.case("neutral-end-std-one-word")
-    assert case["sent"] == 15
     records = run.records
+    # An untrained model's noise may hold no readable answer at all: such a case fails as "nothing read"
+    # (test_read_nothing.py) whatever the ceilings; with one, these ceilings pass it.
+    read_any = any(r["status"] == "ok" for r in records)
+    assert case["error"] is None and case["passed"] is read_any, run.output
+    assert run.returncode == (0 if read_any else 1), run.output
+    assert read_any or case["breaches"] == ["nothing read"]
+    assert case["sent"] == 15
     assert sorted(r["sample"] for r in records) == [0] * 5 + [1] * 5 + [2] * 5
     by_sample = [[r["raw"] for r in records if r["sample"] == k] for k in range(3)]
     assert len({tuple(s) for s in by_sample}) == 3, "three seeds give three different sets of answers"
@@ -71,7 +76,7 @@ def test_samples_are_distinct_cached_answers_with_mean_and_spread(
             assert abs(spread[y]["mean"] - case["scores"]["dir_err"][y]) < 1e-9
             assert spread[y]["min"] <= spread[y]["mean"] <= spread[y]["max"] and spread[y]["sd"] >= 0
     again = run_suite(tmp_path, *args)
-    assert again.returncode == 0, again.output
+    assert again.returncode == run.returncode, again.output
     assert again.summary["prompts_sent"] == 0
     assert [r["raw"] for r in again.records] == [r["raw"] for r in records]
 

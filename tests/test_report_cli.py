@@ -77,5 +77,5 @@ def test_the_terminal_header_says_how_many_scenarios_a_limited_run_asks(
     two_runs: tuple[SuiteRun, SuiteRun],
 ) -> None:
     first, _ = two_runs
-    assert "--limit=12: each case asks the first 12 of the 300 scenarios" in first.output
+    assert "--limit=12: 12 of 300 scenarios, drawn in proportion to category x label" in first.output
     assert first.summary["scenarios"] == 12

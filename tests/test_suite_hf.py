@@ -15,9 +15,11 @@ from mathcomp_tests.types import FRAMINGS, Condition, Decoding
 SCENARIOS = load(REPO / "fixtures" / "scenarios.csv")
 
 
-def _gold_share(label: str, n: int) -> float:
-    rows = SCENARIOS[:n]
-    return sum(s.label == label for s in rows) / n
+def _gold_share(label: str, ids: list[str]) -> float:
+    """The share of ``label`` among the scenarios a run drew (--limit draws in proportion, not the first N)."""
+    rows = [s for s in SCENARIOS if s.id in set(ids)]
+    assert len(rows) == len(ids)
+    return sum(s.label == label for s in rows) / len(rows)
 
 
 def test_a_model_that_always_says_more_fails_with_dirErr_more_of_one(
@@ -38,7 +40,8 @@ def test_a_model_that_always_says_more_fails_with_dirErr_more_of_one(
     for case in summary["cases"]:
         scores = case["scores"]
         assert scores["dir_err"] == {"less": 0.0, "more": 1.0, "equal": 0.0}
-        assert scores["accuracy"] == _gold_share("more", 12) and scores["invalid_rate"] == 0.0
+        assert scores["accuracy"] == _gold_share("more", run.summary["scenario_ids"])
+        assert scores["invalid_rate"] == 0.0
         assert case["breaches"] == ["DirErr(more)"] and case["sent"] == 12
     assert {r["raw"] for r in run.records} == {"more"} and len(run.records) == 24
 

@@ -33,7 +33,10 @@ def test_results_hold_one_line_per_prompt_with_everything_needed_later(tmp_path:
         "--identities=asian",
     )
     assert run.returncode == 0, run.output
-    gold = {s.id: s.label for s in load(REPO / "fixtures" / "scenarios.csv")[:5]}
+    every = {s.id: s.label for s in load(REPO / "fixtures" / "scenarios.csv")}
+    drawn = run.summary["scenario_ids"]  # --limit draws in proportion (test_stratified_limit.py)
+    assert len(drawn) == 5 and set(drawn) <= set(every)
+    gold = {i: every[i] for i in drawn}
     records = run.records
     assert [r["scenario"] for r in records] == list(gold)
     for r in records:

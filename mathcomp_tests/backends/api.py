@@ -140,6 +140,9 @@ class APIBackend:
         choice = result.choices[0]
         usage = getattr(result, "usage", None)
         meta: dict[str, object] = {"finish_reason": getattr(choice, "finish_reason", None)}
+        named = getattr(result, "model", None)
+        if isinstance(named, str) and named:
+            meta["served_model"] = named  # the model the reply names (run/served.py compares it)
         cost = self._cost(result)
         if cost is not None:
             meta["cost"] = cost

@@ -18,6 +18,12 @@ CACHE_FILE = "responses.sqlite"
 DAY = 86400.0
 COMPANIONS = ("-wal", "-shm", "-journal")
 """The files sqlite keeps beside a database, which belong to it."""
+APPLICATION_ID = 0x4D434D50
+"""`PRAGMA application_id` of every cache this suite creates ("MCMP"): how the cache commands know a file
+as their own, even damaged, before they delete anything in it."""
+SQLITE_HEADER = b"SQLite format 3\x00"
+COLUMNS = ("key", "model", "revision", "text", "input_tokens", "output_tokens", "meta", "created")
+"""The responses table's columns: how a cache made before the application_id marker is known."""
 
 
 class DamagedCacheError(Exception):
@@ -49,6 +55,33 @@ def _reading(path: Path) -> Iterator[None]:
         if is_damage(exc):
             raise DamagedCacheError(path, str(exc)) from exc
         raise
+
+
+def not_ours(path: Path) -> str | None:
+    """None when ``path`` is a response cache this suite wrote (its application_id, or, made before that
+    marker, exactly our one table); else why it cannot be told as ours. Only the header is read first, so
+    a damaged cache of ours is still known."""
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if not header:
+        return None  # an empty file: what sqlite makes of a cache whose creation never finished
+    if not header.startswith(SQLITE_HEADER) or len(header) < 72:
+        return "not an sqlite database, so not a cache this suite wrote"
+    application_id = int.from_bytes(header[68:72], "big")
+    if application_id == APPLICATION_ID:
+        return None
+    if application_id:
+        return f"an sqlite database of another program (application_id {application_id:#x})"
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = tuple(row[1] for row in db.execute("PRAGMA table_info(responses)"))
+    except sqlite3.Error as exc:
+        return f"an sqlite database without this suite's marker, whose tables cannot be read ({exc})"
+    if tables != {"responses"} or columns != COLUMNS:
+        shown = ", ".join(sorted(tables)) or "none"
+        return f"an sqlite database of another program (tables: {shown})"
+    return None
 
 
 def remove(path: Path) -> list[Path]:

@@ -25,7 +25,8 @@ def served_model(
 ) -> dict[str, Any] | None:
     """The server's own description of ``model`` (stable fields only), or None when it says nothing.
 
-    Raises BackendError when the server cannot be reached or refuses the key: the run cannot work.
+    Raises BackendError when the server cannot be reached, refuses the key or fails (a 5xx on its model
+    list): the run cannot work.
     """
     url = api_base.rstrip("/") + "/models"
     request = urllib.request.Request(url, headers={"User-Agent": "mathcomp-tests"})
@@ -39,6 +40,13 @@ def served_model(
             raise BackendError(
                 f"the server at {api_base} refused the API key (HTTP {exc.code}); set the key its provider "
                 "reads (OPENAI_API_KEY for openai/...) or put api_key in the --model-config deployment"
+            ) from exc
+        if exc.code >= 500:
+            raise BackendError(
+                redact(
+                    f"the model server at {api_base} answered HTTP {exc.code} to GET {url}: it is not working; "
+                    "fix or restart it, or fix --api-base"
+                )
             ) from exc
         return None  # reachable; it just does not list its models
     except (urllib.error.URLError, OSError) as exc:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..finite import problem
 from ..settings import BackendOptions
 from .base import BackendError, redact
 
@@ -134,7 +135,34 @@ def load_config(path: Path) -> dict[str, Any]:
             )
     if not isinstance(config.get("router_settings", {}), dict):
         raise BackendError(f"--model-config {path}: `router_settings` must be a mapping")
+    _check_numbers(path, "router_settings", config.get("router_settings") or {})
+    for n, deployment in enumerate(config["model_list"]):
+        _check_numbers(path, f"model_list[{n}].litellm_params", deployment["litellm_params"])
     return {"model_list": config["model_list"], "router_settings": config.get("router_settings") or {}}
+
+
+_RANGES: dict[str, tuple[float, bool, bool]] = {
+    # key: (low, above low rather than at least, a whole number)
+    "num_retries": (0, False, True),
+    "max_retries": (0, False, True),
+    "allowed_fails": (0, False, True),
+    "timeout": (0, True, False),
+    "stream_timeout": (0, True, False),
+}
+"""Known numeric keys of router_settings and litellm_params; any other number must be finite and not
+negative (retry waits, cooldowns, rpm/tpm, weights, ...)."""
+
+
+def _check_numbers(path: Path, where: str, table: dict[str, Any]) -> None:
+    """Every number in ``table`` is finite and in its range: a config's -5 retries or .nan timeout is a
+    usage error naming the file and key, never handed to litellm."""
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        low, above, whole = _RANGES.get(str(key), (0, False, False))
+        found = problem(value, low, None, above, whole)
+        if found is not None:
+            raise BackendError(f"--model-config {path}: {where}.{key} = {value!r}; {found}")
 
 
 def group_names(path: Path) -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """`mathcomp cache stats|prune|clear`: look into the response cache and trim it.
 
 Every action takes --cache-dir and --model after its name (or --cache-dir before it). A damaged cache
-file is said in one line; `clear` removes it.
+file is said in one line; `clear` removes it. A file the commands cannot tell as a cache of their own (by
+its application_id, or its one table) is never read into, trimmed or removed: they say so.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             "" if args.cache_dir or os.environ.get(CACHE_VARIABLE) else " (the default from here; see --help)"
         )
         usage_error(parser, f"no cache at {path}{chosen}")
+    foreign = admin.not_ours(path)
+    if foreign is not None:
+        return fail(f"{path} is {foreign}; left as it is: move it away, or give --cache-dir a folder of its own")
     clear = f"{parser.prog} clear --cache-dir={shlex.quote(str(path.parent))}"
     try:
         if args.action == "stats":

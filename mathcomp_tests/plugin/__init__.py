@@ -15,14 +15,15 @@ import pytest
 
 from .. import formats
 from ..backends.base import BackendError, ServerGoneError
-from ..backends.cache_admin import DamagedCacheError
+from ..backends.cache_admin import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
+from ..data import stratified
 from ..data.scenarios import DatasetError
 from ..printable import printable
 from ..prompts import PromptConfigError
 from ..records import items as records
 from ..records import results
-from ..run import Run
+from ..run import Run, served
 from ..run.folders import FolderError
 from ..scoring.baseline import GENERATED_PREFIX, BaselineError
 from ..scoring.thresholds import ThresholdsError
@@ -93,6 +94,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from exc
     except DamagedCacheError as exc:
         clear = f"mathcomp cache clear --cache-dir={shlex.quote(str(exc.path.parent))}"
+        foreign = not_ours(exc.path) if exc.path.is_file() else None
+        if foreign is not None:  # not ours to delete: `clear` would refuse it too
+            raise pytest.UsageError(
+                f"the response cache {exc.path} is {foreign}; move it away, or give --cache-dir a folder of "
+                "its own"
+            ) from exc
         raise pytest.UsageError(
             f"the response cache {exc}; `{clear}` removes it (its answers are lost: the next run asks the "
             "model again)"
@@ -161,7 +168,7 @@ def _limit_line(run: Run) -> list[str]:
     asked, total = len(run.scenarios), len(run.dataset.scenarios)
     if asked == total:
         return []
-    return [f"--limit={run.settings.limit}: each case asks the first {asked} of the {total} scenarios"]
+    return [f"--limit={run.settings.limit}: {asked} of {total} scenarios, {stratified.HOW}"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -360,7 +367,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     cases = [*state.cases, *state.generated_cases]
     model = printable(state.run.settings.model)
     terminal.write_table(terminalreporter, model, cases, state.run.run_dir, baseline)
-    for note in state.notes:
+    for note in [*state.notes, *served.warning(state.summary or {})]:
         terminalreporter.write_line(note)
 
 

@@ -20,6 +20,7 @@ from ..protocols import PROTOCOLS
 from ..rootdir import cache_dir as default_cache_dir
 from ..settings import DEFAULT_MODEL, BackendOptions, SelectionError, Settings, select
 from ..types import ALL_FRAMINGS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS
+from . import ranges, vllm_options
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",
@@ -81,7 +82,7 @@ def add(parser: pytest.Parser) -> None:
     option("--positions", "comma-separated: begin, end", "both")
     option("--identities", "comma-separated identity ids from fixtures/identities.toml, or all", "std")
     option("--formats", f"comma-separated, or all: {', '.join(FORMATS)}", "one-word")
-    option("--limit", "use only the first N scenarios", "every scenario", type=int)
+    option("--limit", "use N scenarios, drawn in proportion to category x gold label", "every scenario", type=int)
     option(
         "--dataset",
         "a CSV in the MathComp schema, or mathcomp-original (the published benchmark, downloaded once into "
@@ -164,7 +165,7 @@ def add(parser: pytest.Parser) -> None:
         32,
         type=int,
     )
-    _add_vllm(option)
+    vllm_options.add(option)
     option(
         "--max-new-tokens",
         "generation budget per answer",
@@ -305,55 +306,6 @@ def add(parser: pytest.Parser) -> None:
     )
 
 
-def _add_vllm(option: Any) -> None:
-    """The options of --model=vllm:..., passed to the server the suite starts."""
-    option(
-        "--vllm-python",
-        "vllm: the Python interpreter (of a virtualenv with vLLM) that runs the server",
-        "this interpreter when it can import vllm",
-        env="vllm_python",
-    )
-    option("--vllm-tensor-parallel-size", "vllm: GPUs each copy of the model is split over", "vLLM's: 1", type=int)
-    option("--vllm-data-parallel-size", "vllm: copies of the model, each on its own GPUs", "vLLM's: 1", type=int)
-    option("--vllm-dtype", "vllm: weights and activations dtype (auto, bfloat16, float16, float32)", "vLLM's: auto")
-    option("--vllm-max-model-len", "vllm: context length the server allows", "the model's", type=int)
-    option(
-        "--vllm-gpu-memory-utilization", "vllm: share of GPU memory the server may take", "vLLM's: 0.9", type=float
-    )
-    option("--vllm-args", "vllm: further server arguments, one shell-quoted string, e.g. \"--max-num-seqs 512\"")
-    option("--vllm-start-timeout", "vllm: seconds the server may take to report healthy", 600.0, type=float)
-
-
-def _check_ranges(opt: Any) -> None:
-    """Numbers out of range are usage errors, never silently replaced."""
-    checks = [
-        ("--limit", opt("limit"), 1, None),
-        ("--generated", opt("generated"), 1, None),
-        ("--max-new-tokens", opt("max_new_tokens"), 1, None),
-        ("--batch-size", opt("batch_size"), 1, None),
-        ("--max-concurrency", opt("max_concurrency"), 1, None),
-        ("--num-retries", opt("num_retries"), 0, None),
-        ("--request-timeout", opt("request_timeout"), 0.001, None),
-        ("--max-error-rate", opt("max_error_rate"), 0.0, 1.0),
-        ("--temperature", opt("temperature"), 0.0, None),
-        ("--samples", opt("samples"), 1, None),
-        ("--max-connection-failures", opt("max_connection_failures"), 1, None),
-        ("--server-timeout", opt("server_timeout"), 0.001, None),
-        ("--max-error-streak", opt("max_error_streak"), 1, None),
-        ("--vllm-tensor-parallel-size", opt("vllm_tensor_parallel_size"), 1, None),
-        ("--vllm-data-parallel-size", opt("vllm_data_parallel_size"), 1, None),
-        ("--vllm-max-model-len", opt("vllm_max_model_len"), 1, None),
-        ("--vllm-gpu-memory-utilization", opt("vllm_gpu_memory_utilization"), 0.001, 1.0),
-        ("--vllm-start-timeout", opt("vllm_start_timeout"), 0.001, None),
-    ]
-    for name, value, low, high in checks:
-        if value is None:
-            continue
-        if value < low or (high is not None and value > high):
-            expected = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-            raise SelectionError(f"{name}={value}: expected a number {expected}")
-
-
 def _baseline_settings(opt: Any, thresholds: Path) -> dict[str, Any]:
     """--baseline, --baseline-model, --update-baseline (its default path), --paired-test, --holm."""
     baseline = Path(opt("baseline")) if opt("baseline") else None
@@ -376,7 +328,7 @@ def settings(config: pytest.Config) -> Settings:
     root = Path(config.rootpath)
 
     opt = config.getoption
-    _check_ranges(opt)
+    ranges.check(opt)
     if opt("samples") > 1 and opt("temperature") == 0:
         raise SelectionError(
             "--samples above 1 needs --temperature above 0: greedy answers would all be the same"

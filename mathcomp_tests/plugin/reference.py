@@ -28,8 +28,9 @@ Every option the suite adds to pytest, in the order and words of `pytest --help`
 repository's root; where the suite is installed as a package, `pytest --pyargs mathcomp_tests.suite --help`).
 Lists are comma-separated, and `all` selects every value. Write options with `=` (`--reports-dir=/tmp/r`):
 pytest looks for its root directory among the bare arguments before the plugin's options are known.
-A number out of range (`--max-new-tokens=0`, `--max-error-rate=2`) is a usage error (exit code 4), never
-silently replaced.
+A number out of range (`--max-new-tokens=0`, `--max-error-rate=2`) or not finite (`--max-error-rate=nan`,
+`--request-timeout=inf`) is a usage error (exit code 4) naming the option and the range it takes, never
+silently replaced; so is `$MATHCOMP_PROGRESS_DELAY` (seconds, at least 0) when it is set.
 
 The suite also takes other plugins' options: `-n N` (pytest-xdist, [models and backends](models.md)),
 `-m` with the suite's markers ([choosing the cases](selecting-cases.md)), `--hypothesis-seed`

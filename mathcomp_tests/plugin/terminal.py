@@ -102,14 +102,19 @@ def baseline_line(baseline: Mapping[str, Any]) -> str:
     return line
 
 
+def _readable(scores: dict[str, Any]) -> int:
+    """Answers read as a label: a case with none is not "at chance", it scored nothing."""
+    return sum(n for row in scores["confusion"].values() for k, n in row.items() if k not in ("invalid", "error"))
+
+
 def chance_notes(cases: Sequence[dict[str, Any]]) -> list[str]:
     """A line for each neutral case answered no better than one constant answer would be: such a model
     passes DirErr ceilings set around its own numbers while knowing none of the arithmetic."""
     notes = []
     for case in cases:
         sc = case["scores"]
-        if sc is None or case.get("framing") != "neutral" or not sc["n"]:
-            continue
+        if sc is None or case.get("framing") != "neutral" or not _readable(sc):
+            continue  # a case with no readable answer measured nothing, not chance
         golds = {y: sum(row.values()) for y, row in sc["confusion"].items()}
         label, count = max(golds.items(), key=lambda kv: kv[1])
         constant = count / sc["n"]

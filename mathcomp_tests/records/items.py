@@ -58,6 +58,7 @@ def item_record(
         "output_tokens": _tokens(item, "output_tokens"),
         "probs": None if item.turns else item.response.meta.get("probs"),
         "cost": item.response.meta.get("cost") if not item.turns else _turn_cost(item),
+        **({"served_model": item.response.meta["served_model"]} if "served_model" in item.response.meta else {}),
         **({"turns": [_turn(t) for t in item.turns], "note": item.note} if item.turns else {}),
     }
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..finite import json_safe
+
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
 REPORT = "report.html"
@@ -102,7 +104,9 @@ def _cut_short(path: Path, number: int, kept: int) -> str:
 def write_summary(run_dir: Path, summary: Mapping[str, Any]) -> Path:
     path = run_dir / SUMMARY
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    # JSON has no NaN: a number nothing could compute is written as null, never as NaN.
+    text = json.dumps(json_safe(summary), indent=2, ensure_ascii=False, allow_nan=False)
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
 

@@ -50,10 +50,10 @@ class Run:
         self.identities = {
             on: prompts.load_identities(settings.identities_file, on=on) for on in prompts.IDENTITY_SIDES
         }
-        from ..data import datasets, scenarios
+        from ..data import datasets, stratified
 
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
-        self.scenarios: list[Scenario] = scenarios.first(self.dataset.scenarios, settings.limit)
+        self.scenarios: list[Scenario] = stratified.draw(self.dataset.scenarios, settings.limit)
         self.thresholds = thresholds.load(settings.thresholds)
         self.judge_spec = models.resolve(settings.judge_model, config=config) if settings.judge_model else None
         if self.judge_spec is not None and self.judge_spec.kind == "symbolic":

@@ -13,6 +13,7 @@ from ..scoring.baseline import sha256_of
 from . import Run
 from .comparison import baseline_summary, failures
 from .invariance import invariance_summary
+from .served import served_model
 
 
 def run_summary(
@@ -26,6 +27,7 @@ def run_summary(
     has read it already."""
     s = run.settings
     every = [*cases, *generated_cases]
+    records = read_records(run.run_dir) if records is None else records
     return {
         "run_id": run.run_id,
         "model": s.model,
@@ -76,9 +78,8 @@ def run_summary(
         "cases": cases,
         "generated": run.generated_draw().as_dict() if generated_cases else None,
         "generated_cases": list(generated_cases),
-        "invariance": invariance_summary(
-            run, read_records(run.run_dir) if records is None else records, gated=s.invariance
-        ),
+        "invariance": invariance_summary(run, records, gated=s.invariance),
+        "served_model": served_model(s, records),
     }
 
 

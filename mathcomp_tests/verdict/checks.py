@@ -29,11 +29,23 @@ def scored_items(scores: metrics.Scores) -> int:
     return scores.n - sum(row["error"] for row in scores.confusion.values())
 
 
+NOTHING_READ = "nothing read"
+"""The breach of a case whose answers came back but none could be read: DirErr 0.0% on no answer."""
+
+
+def readable_items(scores: metrics.Scores) -> int:
+    """Items whose answer was read as a label: the only ones a DirErr counts."""
+    return scores.n - sum(row["error"] + row["invalid"] for row in scores.confusion.values())
+
+
 def breaches(scores: metrics.Scores, ceilings: Ceilings) -> list[str]:
     """The names of the scores above their ceilings (empty: the case passes). A case that scored nothing
-    never passes, whatever its error-rate ceiling allows: it measured nothing."""
+    (every request failed) or read nothing (every answer unreadable) never passes, whatever its error-rate
+    or invalid-rate ceiling allows: it measured nothing."""
     over = [m.name for m in metrics.CASE_METRICS if m.over(held_value(scores, m, ceilings.gate), ceilings)]
-    return over if scored_items(scores) else [NOTHING_SCORED, *over]
+    if not scored_items(scores):
+        return [NOTHING_SCORED, *over]
+    return over if readable_items(scores) else [NOTHING_READ, *over]
 
 
 def held_value(scores: metrics.Scores, metric: metrics.Metric, gate: str) -> float | None:

@@ -8,7 +8,7 @@ from ..printable import printable
 from ..scoring import metrics
 from ..scoring.paired import explanation as paired_explanation
 from ..types import LABELS, Item
-from .checks import NOTHING_SCORED, breaches, gated
+from .checks import NOTHING_READ, NOTHING_SCORED, breaches, gated
 from .result import CaseResult
 
 PROMPT_TAIL = 160
@@ -19,10 +19,11 @@ def explanation(result: CaseResult) -> str:
     """What a failing case prints: every value against its ceiling, then three wrong items."""
     scores, ceilings = result.scores, result.ceilings
     found = breaches(scores, ceilings)
-    over = [b for b in found if b != NOTHING_SCORED]
+    nothing = [b for b in found if b in (NOTHING_SCORED, NOTHING_READ)]
+    over = [b for b in found if b not in nothing]
     rose = result.comparison.breaches if result.comparison is not None else []
     parts = (
-        ([NOTHING_SCORED] if NOTHING_SCORED in found else [])
+        nothing
         + ([f"{', '.join(over)} above the ceiling"] if over else [])
         + ([f"{', '.join(r.removesuffix(' rise') for r in rose)} rose over the baseline"] if rose else [])
         + ([f"{len(result.extra_failures)} check(s) of the project's own failed"] if result.extra_failures else [])
@@ -32,6 +33,11 @@ def explanation(result: CaseResult) -> str:
         lines.append(
             f"  {NOTHING_SCORED}: all {scores.n} requests failed (see error_rate); a case that scored nothing "
             "never passes"
+        )
+    if NOTHING_READ in found:
+        lines.append(
+            f"  {NOTHING_READ}: none of the {scores.n} answers could be read (see invalid_rate); a case that "
+            "read nothing never passes"
         )
     if ceilings.gate != "point":
         end = "lower" if ceilings.gate == "lower" else "upper"

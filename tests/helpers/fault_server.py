@@ -75,6 +75,10 @@ class FaultServer:
     """The server stops by itself after this many seconds, whatever the test does."""
     models: list[dict[str, Any]] | None = None
     """What GET /v1/models lists (swappable, like a server restarted with other weights); None: 404."""
+    models_status: int = 200
+    """The status GET /v1/models answers (anything but 200: that status, with an error body)."""
+    reply_model: str | None = None
+    """The model name every reply gives (None: the one the request asked for; a server may alias it)."""
     log: list[Request] = field(default_factory=list)
     port: int = 0
     _seen: dict[str, int] = field(default_factory=dict)
@@ -183,7 +187,7 @@ class FaultServer:
                 ]
                 await asyncio.sleep(self.stream_interval * len(texts[0].split()))  # the same engine, unstreamed
                 response = web.json_response(
-                    _text_completion(body.get("model", "unknown"), prompts, texts * len(prompts))
+                    _text_completion(self.reply_model or body.get("model", "unknown"), prompts, texts * len(prompts))
                 )
             status = response.status
             return response
@@ -219,6 +223,8 @@ class FaultServer:
         return web.Response(status=200)
 
     async def _models(self, request: web.Request) -> web.Response:
+        if self.models_status != 200:
+            return _error(self.models_status, "the model list failed")
         if self.models is None:
             return _error(404, "not found")
         return web.json_response({"object": "list", "data": self.models})
@@ -234,7 +240,7 @@ class FaultServer:
                 status=200, text='{"id": "chatcmpl-x", "choices": [{"mess', content_type="application/json"
             )
         text = "" if fault.kind == "empty" else (fault.text if fault.text is not None else self.answer)
-        return web.json_response(_completion(body.get("model", "unknown"), prompt, text))
+        return web.json_response(_completion(self.reply_model or body.get("model", "unknown"), prompt, text))
 
     @contextmanager
     def running(self) -> Iterator[FaultServer]:
