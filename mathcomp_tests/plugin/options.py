@@ -20,7 +20,7 @@ from ..protocols import PROTOCOLS
 from ..rootdir import cache_dir as default_cache_dir
 from ..settings import DEFAULT_MODEL, BackendOptions, SelectionError, Settings, select
 from ..types import ALL_FRAMINGS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS
-from . import ranges, vllm_options
+from . import ranges, server_options, vllm_options
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",
@@ -118,53 +118,7 @@ def add(parser: pytest.Parser) -> None:
         default="generate",
         choices=("generate", "logprob"),
     )
-    option("--num-retries", "api backend: retries on 429, 5xx, timeouts and malformed replies", 4, type=int)
-    option("--request-timeout", "api backend: seconds per attempt", 120.0, type=float)
-    option("--model-config", "api backend: a litellm Router config (YAML or JSON)")
-    option(
-        "--max-error-rate",
-        "fail a case when more than this share (0 to 1) of its requests failed",
-        "error_rate from thresholds.toml",
-        type=float,
-    )
-    option(
-        "--max-concurrency",
-        "api and vllm backends: requests in flight per process",
-        "16 chat requests; 4 batched completions requests",
-        type=int,
-    )
-    option(
-        "--api-batching",
-        "api backend: chat sends one chat request per prompt through the litellm Router; completions "
-        "renders each prompt with the model's chat template (its tokenizer: the server's /v1/models root, "
-        "else the model name) and sends --batch-size prompts per /v1/completions request (an "
-        "OpenAI-compatible server such as vLLM; vllm:... always does)",
-        "chat",
-        default="chat",
-        choices=("chat", "completions"),
-    )
-    option(
-        "--max-connection-failures",
-        "api and vllm backends: connection failures in a row after which the server counts as gone and the "
-        "run stops (what was answered stays in the cache)",
-        20,
-        type=int,
-    )
-    option(
-        "--server-timeout",
-        "api and vllm backends: seconds without an answer to a completion request while requests wait (a "
-        "passed health check is none), after which the run stops; a server that never answers ends a run "
-        "in this plus the start-up (under 150 s)",
-        90.0,
-        type=float,
-    )
-    option(
-        "--max-error-streak",
-        "api and vllm backends: error replies (408, 429, 5xx; a chat request counts once, after its "
-        "retries) in a row with no answer between, after which the server counts as down and the run stops",
-        32,
-        type=int,
-    )
+    server_options.add(option)
     vllm_options.add(option)
     option(
         "--max-new-tokens",
