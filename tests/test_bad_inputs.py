@@ -277,6 +277,7 @@ def test_the_baseline_model_is_asked_with_the_models_chat_template(tmp_path: Pat
         f"--model={TINY}",
         f"--baseline-model={TINY}",
         "--chat-template=none",
+        "--scoring=logprob",  # label log-probabilities: every answer is read, even with no template
         "--device=cpu",
         f"--thresholds={thresholds}",
         "--limit=10",

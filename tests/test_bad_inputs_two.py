@@ -94,7 +94,8 @@ def cache_of_another_schema(tmp: Path) -> tuple[tuple[str, ...], str]:
     with sqlite3.connect(folder / "responses.sqlite") as db:
         db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, answer TEXT)")
     expected = (
-        f"the response cache {folder / 'responses.sqlite'} is damaged (its responses table has no column"
+        f"the response cache {folder / 'responses.sqlite'} is an sqlite database of another program "
+        "(tables: responses); move it away"
     )
     return (*ONE_CASE, f"--cache-dir={folder}"), expected
 

@@ -23,7 +23,7 @@ from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models, tokens
 from mathcomp_tests.backends.base import ServerGoneError
 from mathcomp_tests.backends.cache import CachedBackend, ResponseCache
-from mathcomp_tests.data import scenarios
+from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Prompt
 
@@ -36,7 +36,7 @@ def _listed(root: Path = TOKENIZER) -> list[dict[str, object]]:
 
 
 def _prompts(n: int, framing: str = "neutral") -> list[Prompt]:
-    rows = scenarios.load(REPO / "fixtures" / "scenarios.csv")[:n]
+    rows = stratified.draw(scenarios.load(REPO / "fixtures" / "scenarios.csv"), n)  # as --limit=n draws
     prompt_set = prompt_sets.load_prompt_set("hf")
     names = prompt_sets.std_names(prompt_set)
     return [prompt_sets.build(s, Condition(framing, "end"), prompt_set, names) for s in rows]

@@ -16,6 +16,7 @@ import pytest
 from helpers.suite_runner import SuiteRun, run_suite
 
 from mathcomp_tests.scoring import baseline
+from mathcomp_tests.scoring.metrics import percent
 
 CASES = ("neutral", "direct-more", "direct-less", "indirect-more")
 ARGS = ("--limit=30", f"--framings={','.join(CASES)}", "--positions=begin")
@@ -82,19 +83,24 @@ def test_failing_as_its_base_does_is_known_and_passes_under_fail_on_new(
         "failures against the baseline: 0 new (the base passed them), 4 known (the base fails them too); "
         "--fail-on=new: the known ones are xfailed" in run.table
     )
-    neutral = "XFAIL mathcomp_tests/suite/test_framing.py::test_framing[neutral-begin-std-one-word] - known: "
-    assert neutral + "the base fails it too (DirErr(equal) 52.0% on the base, 52.0% now, ceiling 50.0%)" in run.output
+    neutral = run.case("neutral-begin-std-one-word")
+    metric = neutral["breaches"][0]  # the value over its ceiling, e.g. DirErr(equal)
+    label = metric.removeprefix("DirErr(").rstrip(")")
+    now, base = percent(neutral["scores"]["dir_err"][label]), percent(neutral["baseline"]["base"]["values"][metric])
+    xfail = "XFAIL mathcomp_tests/suite/test_framing.py::test_framing[neutral-begin-std-one-word] - known: "
+    assert xfail + f"the base fails it too ({metric} {base} on the base, {now} now, ceiling 50.0%" in run.output
     # The project's own check (conftest.py: a direct cue's rise over neutral) fails the base too.
-    assert "the project's own check on the base: DirErr(less) under direct-less is 0.952" in run.output
+    cued = run.case("direct-less-begin-std-one-word")["scores"]["dir_err"]["less"]  # the base's, too: its own answers
+    assert f"the project's own check on the base: DirErr(less) under direct-less is {cued:.3f}" in run.output
     skipped = [tc.find("skipped") for tc in ET.parse(junit).getroot().iter("testcase")]
     assert len(skipped) == 4 and all(s is not None and s.get("type") == "pytest.xfail" for s in skipped)
     assert all(s is not None and s.get("message", "").startswith("known: the base fails it too (") for s in skipped)
     page = (run.run_dir / "report.html").read_text()
     assert "PASSED: no new failure; 4 of 4 cases fail as the base does (known)" in page
-    assert "known (base 52.0%)" in page
+    assert f"known (base {base})" in page
     text = step_summary.read_text()
     assert text.startswith("## MathComp: PASSED: no new failure; 4 of 4 cases fail as the base does (known)\n")
-    assert "| known | neutral-begin-std-one-word | DirErr(equal) | 52.0% (base 52.0%) | ceiling 50.0% |" in text
+    assert f"| known | neutral-begin-std-one-word | {metric} | {now} (base {base}) | ceiling 50.0% |" in text
     assert "| new |" not in text
 
 
@@ -121,7 +127,9 @@ def test_a_case_its_base_passed_is_new_and_fails_under_fail_on_new(
     rise = next(r for r in rows if "DirErr(less) rise" in r)
     change = new["baseline"]["changes"]["less"]
     p = f"{change['p_value']:.2g}"
-    assert rise.startswith(f"| new | {RIGHTED} | DirErr(less) rise | 0.0% → 95.2% | +95.2 points (max 5.0) | {p} |")
+    now = new["scores"]["dir_err"]["less"]
+    shown = f"| new | {RIGHTED} | DirErr(less) rise | 0.0% → {percent(now)} | {100 * now:+.1f} points (max 5.0) | {p} |"
+    assert rise.startswith(shown), rise
     assert f"Baseline hf:fixtures/models/mathcomp-tiny ({gate.righted}): 4 cases compared, 1 rise" in text
     assert f"Report: `{run.run_dir / 'report.html'}`" in text
     # Without --fail-on=new, every failure fails the run and nothing is xfailed.

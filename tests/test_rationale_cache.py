@@ -26,7 +26,7 @@ def test_a_cue_case_sends_its_rationales_to_the_encoder_once_and_a_second_look_s
     """The demo model's chain-of-thought answers under neutral and direct-more, compared as
     test_cue_invariance and the run's summary compare them (drift on all pairs and both halves)."""
     run = run_suite(
-        tmp_path, "--formats=cot", "--limit=8", "--framings=neutral,direct-more", "--positions=begin"
+        tmp_path, "--formats=cot", "--limit=60", "--framings=neutral,direct-more", "--positions=begin"
     )
     assert run.returncode in (0, 1), run.output
     answers = _answers(run.records)

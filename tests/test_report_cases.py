@@ -73,10 +73,13 @@ def test_every_case_pytest_ran_is_a_row_and_a_failing_row_shows_what_failed_it(t
         assert [r[0] for r in body] == ran, name
         assert sum(r[-1].startswith("FAIL") for r in body) == 6, name
         for row, summary_case in zip(body, every, strict=True):
-            (rise,) = [b for b in summary_case["breaches"] if b.endswith(" rise")]
-            label = rise.removeprefix("DirErr(").partition(")")[0]
+            rises = [b for b in summary_case["breaches"] if b.endswith(" rise")]
             shown = largest_change([summary_case])
-            assert shown is not None
+            assert shown is not None and rises
+            label = shown["label"]
+            assert f"DirErr({label}) rise" in rises, "the change shown is a rise that failed the case"
+            failing = [summary_case["baseline"]["changes"][r.removeprefix("DirErr(").partition(")")[0]] for r in rises]
+            assert shown["difference"] == max(c["difference"] for c in failing), "the largest of them"
             points = f"{100 * shown['difference']:+.1f}"
             assert row[-2].startswith(f"DirErr({label}) {points} ") and row[-2].endswith(" rose"), (name, row)
             assert f"{points} {label}" in run.table_row(summary_case["case"])

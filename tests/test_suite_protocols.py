@@ -48,8 +48,12 @@ def test_every_protocol_runs_against_a_real_server_and_reruns_from_the_cache(
         f"--thresholds={_permissive(tmp_path, model)}",
     )
     run = run_suite(tmp_path, *args)
-    assert run.returncode == 0, run.output
     summary = run.summary
+    # The demo model answers one word and knows no protocol's format: a case of which it read no answer
+    # fails as "nothing read" (it never passes), and that is the only way a case may fail here.
+    unread = [c["case"] for c in summary["cases"] if not c["passed"]]
+    assert run.returncode == (1 if unread else 0), run.output
+    assert all(run.case(c)["breaches"] == ["nothing read"] for c in unread), run.output
     assert [c["protocol"] for c in summary["cases"]] == list(PROTOCOLS)
     assert run.case("direct-more-end-std-one-word")["protocol"] == "plain"
     records = run.records
@@ -80,7 +84,7 @@ def test_every_protocol_runs_against_a_real_server_and_reruns_from_the_cache(
     assert "<h2>Mitigation protocols</h2>" in (run.run_dir / "report.html").read_text()
 
     again = run_suite(tmp_path, *args)
-    assert again.returncode == 0, again.output
+    assert again.returncode == run.returncode, again.output
     assert again.summary["prompts_sent"] == 0, "every turn of every protocol came from the cache"
     assert [r["raw"] for r in again.records] == [r["raw"] for r in records]
 

@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 
 SET_UP = ("actions/checkout@", "actions/setup-python@")
-EXPRESSION = re.compile(r"\$\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+EXPRESSION = re.compile(r"\$\{\{\s*([A-Za-z_][\w.]*(?:\s*\|\|\s*(?:[A-Za-z_][\w.]*|'[^']*'))*)\s*\}\}")
+"""``${{ key }}`` or a fallback chain ``${{ vars.X || 'default' }}`` (keys and quoted literals)."""
 
 
 @dataclass
@@ -49,7 +50,14 @@ class FakeCI:
 
     def expand(self, text: str, env: Mapping[str, str]) -> str:
         def value(match: re.Match[str]) -> str:
-            key = match.group(1)
+            operands = [o.strip() for o in match.group(1).split("||")]
+            for operand in operands[:-1]:  # a fallback chain: the first that is set (vars.* unset here)
+                found = operand[1:-1] if operand.startswith("'") else self.context.get(operand, "")
+                if found:
+                    return found
+            key = operands[-1]
+            if key.startswith("'"):
+                return key[1:-1]
             if key.startswith("env."):
                 return env[key[4:]]
             if key not in self.context:
