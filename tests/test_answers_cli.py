@@ -1,4 +1,4 @@
-"""`python -m mathcomp_tests.answers`: one answer on stdin, read by the suite's own rules."""
+"""`python -m mathcomp_tests answers`: one answer on stdin, read by the suite's own rules."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from helpers.suite_runner import REPO
 
 def cli(stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests.answers", *args],
+        [sys.executable, "-m", "mathcomp_tests", "answers", *args],
         input=stdin,
         capture_output=True,
         text=True,

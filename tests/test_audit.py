@@ -206,7 +206,7 @@ def test_the_command_line_prints_one_line_per_finding_and_says_so_in_its_status(
 
 def test_python_dash_m_runs_the_audit() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests.audit", str(FIXTURES)],
+        [sys.executable, "-m", "mathcomp_tests", "audit", str(FIXTURES)],
         capture_output=True,
         text=True,
         cwd=REPO,

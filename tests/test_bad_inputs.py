@@ -1,29 +1,27 @@
 """Every bad input stops the suite once, before any case, with one `ERROR:` line that says what is wrong and
 what was expected (pytest's usage error, exit code 4), never a traceback; and what it reads back from disk
-(the response cache, a killed run's parts) is checked, not trusted.
+(the response cache) is checked, not trusted.
 
-The table runs the suite the way a user does, from the repository root, with the symbolic model.
+The table runs the suite the way a user does, from the repository root, with the symbolic model. Unusual
+inputs that reach a model are in tests/test_bad_inputs_models.py, a killed run's parts in
+tests/test_bad_inputs_parts.py, the second round of bad inputs in tests/test_bad_inputs_two.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers.fault_server import Fault, FaultServer
+from helpers.fault_server import FaultServer
 from helpers.suite_runner import REPO, SuiteRun, run_suite
 
 from mathcomp_tests.backends.cache import ResponseCache, Row
-from mathcomp_tests.records import items, results
 from mathcomp_tests.types import Response
 
 ONE_CASE = ("--model=symbolic", "--limit=2", "--framings=neutral", "--positions=end")
@@ -237,270 +235,3 @@ def test_a_config_group_without_a_slash_is_a_model(tmp_path: Path) -> None:
     assert run.returncode == 0, run.output
     assert [r["label"] for r in run.records] == ["more", "more"]
     assert len(server.answered()) == 2
-
-
-# A case whose requests all failed scored nothing: it never passes, whatever --max-error-rate allows.
-
-
-def test_a_case_that_scored_nothing_fails_even_under_max_error_rate_one(tmp_path: Path) -> None:
-    thresholds = tmp_path / "thresholds.toml"
-    thresholds.write_text(PERMISSIVE)
-    with FaultServer(schedule=lambda index, attempt: Fault("server-error")).running() as server:
-        run = run_suite(
-            tmp_path,
-            "--model=openai/m",
-            f"--api-base={server.url}",
-            "--num-retries=0",
-            "--max-error-rate=1",
-            f"--thresholds={thresholds}",
-            "--limit=10",
-            "--framings=neutral",
-            "--positions=end",
-        )
-    assert run.returncode == 1, run.output
-    case = run.case("neutral-end-std-one-word")
-    assert case["passed"] is False and "nothing scored" in case["breaches"]
-    assert "nothing scored: all 10 requests failed" in run.output, run.output
-
-
-# --chat-template: the model and the baseline model get it; the judge always gets its own (auto).
-
-TINY = "hf:fixtures/models/mathcomp-tiny"
-
-
-def test_the_baseline_model_is_asked_with_the_models_chat_template(tmp_path: Path) -> None:
-    """Asked the same way, the same model as its own baseline is answered wholly from the cache."""
-    thresholds = tmp_path / "thresholds.toml"
-    thresholds.write_text(PERMISSIVE)
-    run = run_suite(
-        tmp_path,
-        f"--model={TINY}",
-        f"--baseline-model={TINY}",
-        "--chat-template=none",
-        "--scoring=logprob",  # label log-probabilities: every answer is read, even with no template
-        "--device=cpu",
-        f"--thresholds={thresholds}",
-        "--limit=10",
-        "--framings=neutral",
-        "--positions=end",
-    )
-    assert run.returncode == 0, run.output
-    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite") as db:
-        assert db.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 10
-    assert {r["chat_template"] for r in run.records} == {"none"}
-    assert run.summary["chat_template"] == {"model": "none", "baseline_model": "none", "judge": None}
-    changes = run.case("neutral-end-std-one-word")["baseline"]["changes"]
-    assert all(c["rose"] == c["fell"] == 0 for c in changes.values())
-
-
-def test_the_judge_reads_with_its_own_chat_template(tmp_path: Path) -> None:
-    from mathcomp_tests.run import Run
-    from mathcomp_tests.run.summary import run_summary
-    from mathcomp_tests.settings import Settings
-
-    settings = Settings(
-        model="symbolic",
-        judge_model=TINY,
-        chat_template="none",
-        limit=2,
-        reports_dir=tmp_path,
-        thresholds=REPO / "thresholds.toml",
-    )
-    run = Run(settings, "judged")
-    try:
-        judge = run.judge
-        assert judge is not None
-        assert judge.backend.cache_identity()["chat_template"] is True  # the tokenizer's template applied
-        assert run_summary(run, [])["chat_template"] == {"model": None, "baseline_model": None, "judge": "auto"}
-    finally:
-        run.close()
-
-
-# The baseline model's and the metamorphic test's answers are read against the prompt they answer.
-
-
-class PromptServer(FaultServer):
-    """A real OpenAI-compatible server that answers each request as ``fault_for(prompt)`` says."""
-
-    def __init__(self, fault_for: Callable[[str], Fault], **kwargs: Any):
-        super().__init__(**kwargs)
-        self.fault_for = fault_for
-
-    def _next(self, prompt: str) -> tuple[int, int]:
-        # the server reads the schedule right after this, with no await between: one request at a time
-        self.schedule = lambda index, attempt: self.fault_for(prompt)
-        return super()._next(prompt)
-
-
-def replies(answer: Callable[[str], str]) -> Callable[[str], Fault]:
-    return lambda prompt: Fault(text=answer(prompt))
-
-
-def question(prompt: str) -> str:
-    return next(line for line in prompt.splitlines() if line.rstrip().endswith("?"))
-
-
-def names_the_subject(prompt: str) -> str:
-    """Says the subject of the question (Person B, whatever the prompt calls it) spent more."""
-    return "The woman spends more." if "the woman" in question(prompt) else "PERSON_B spends more."
-
-
-def api_run(tmp_path: Path, server: FaultServer, *args: str) -> SuiteRun:
-    thresholds = tmp_path / "thresholds.toml"
-    thresholds.write_text(PERMISSIVE)
-    return run_suite(
-        tmp_path, "--model=openai/m", f"--api-base={server.url}", f"--thresholds={thresholds}", *args
-    )
-
-
-def test_the_baseline_models_letter_is_read_against_the_prompts_option_order(tmp_path: Path) -> None:
-    """Under --option-orders=mel, B) is equal: the model's answer and the baseline model's read alike."""
-    with FaultServer(answer="B").running() as server:
-        run = api_run(
-            tmp_path, server, "--baseline-model=openai/m", "--option-orders=mel", "--limit=10",
-            "--framings=neutral", "--positions=end",
-        )  # fmt: skip
-    assert run.returncode == 0, run.output
-    assert {r["label"] for r in run.records} == {"equal"}
-    case = run.case("neutral-end-std-one-word-options-mel")
-    assert case["baseline"]["changed_items"] == []
-    assert all(c["rose"] == c["fell"] == 0 for c in case["baseline"]["changes"].values())
-
-
-def test_the_baseline_models_answer_is_read_against_the_prompts_names(tmp_path: Path) -> None:
-    """In an identity run "The woman spends more." is `more`, for the model and for the baseline model."""
-    with FaultServer(answer="The woman spends more.").running() as server:
-        run = api_run(
-            tmp_path, server, "--baseline-model=openai/m", "--identities=woman", "--limit=10",
-            "--framings=neutral", "--positions=end",
-        )  # fmt: skip
-    assert run.returncode == 0, run.output
-    assert {r["label"] for r in run.records} == {"more"}
-    assert run.case("neutral-end-woman-one-word")["baseline"]["changed_items"] == []
-
-
-METAMORPHIC = (
-    "--positions=end", "--generated=5", "--metamorphic", "-v", "mathcomp_tests/suite/test_metamorphic.py"
-)  # fmt: skip
-
-
-def test_metamorphic_reads_each_answer_against_its_own_prompts_names(tmp_path: Path) -> None:
-    """"PERSON_B spends more." (std) and "The woman spends more." (woman) are the same answer."""
-    with PromptServer(replies(names_the_subject)).running() as server:
-        run = api_run(tmp_path, server, "--framings=neutral", "--identities=woman", *METAMORPHIC)
-    assert run.returncode == 0, run.output
-    assert "test_metamorphic.py::test_metamorphic[neutral-end-woman-one-word] PASSED" in run.output
-
-
-def test_metamorphic_compares_under_the_cases_option_order(tmp_path: Path) -> None:
-    """A model that always answers "B" means equal in both prompts of an --option-orders=mel case."""
-    with FaultServer(answer="B").running() as server:
-        run = api_run(tmp_path, server, "--framings=direct-more", "--option-orders=mel", *METAMORPHIC)
-    assert run.returncode == 0, run.output
-    assert "test_metamorphic[direct-more-end-std-one-word-options-mel] PASSED" in run.output
-
-
-def woman_is_person_a(prompt: str) -> str:
-    """Answers `more` when the woman is the question's Person A (--identity-on=a), `less` otherwise."""
-    return "more" if question(prompt).rstrip().endswith("the woman?") else "less"
-
-
-def test_metamorphic_tests_a_cue_under_the_cases_identity_and_side(tmp_path: Path) -> None:
-    """A cue case with an identity is compared with the neutral framing under the same identity, on the
-    same side: the cue is the one thing that changes (an identity is tested by its neutral case)."""
-    with PromptServer(replies(woman_is_person_a)).running() as server:
-        run = api_run(
-            tmp_path, server, "--framings=direct-more", "--identities=std,woman", "--identity-on=a", *METAMORPHIC
-        )
-    assert run.returncode == 0, run.output
-    assert "test_metamorphic[direct-more-end-woman-on-a-one-word] PASSED" in run.output
-    assert "test_metamorphic[direct-more-end-std-one-word] PASSED" in run.output
-
-
-# A killed run: a part file that ends in a cut line.
-
-
-def record(case: str, scenario: int) -> dict[str, Any]:
-    return {"case": case, "scenario": str(scenario), "sample": 0, "label": "more", "status": "ok"}
-
-
-def test_merging_drops_a_parts_cut_last_line_and_says_so(tmp_path: Path) -> None:
-    whole = [json.dumps(record("a", n)) + "\n" for n in range(3)]
-    killed = tmp_path / "results.gw0.jsonl"
-    killed.write_text("".join(whole[:2]) + whole[2][:20])  # stopped half way through its third line
-    (tmp_path / "results.gw1.jsonl").write_text("".join(json.dumps(record("b", n)) + "\n" for n in range(2)))
-    merged_parts = results.merge_parts(tmp_path, items.record_key)
-    assert merged_parts.notes == [
-        f"{killed}: line 3 is cut short (the run was stopped while writing it); dropped, the 2 records "
-        "before it kept"
-    ]
-    merged = [json.loads(line) for line in (tmp_path / results.RESULTS).read_text().splitlines()]
-    assert merged == merged_parts.records == [record("a", 0), record("a", 1), record("b", 0), record("b", 1)]
-    assert not killed.exists()
-
-
-def test_merging_names_a_damaged_line_inside_a_part_and_keeps_the_rest(tmp_path: Path) -> None:
-    part = tmp_path / "results.main.jsonl"
-    part.write_text(json.dumps(record("a", 0)) + "\n" + '{"case": "a", "scen\n' + json.dumps(record("a", 1)) + "\n")
-    notes = results.merge_parts(tmp_path, items.record_key).notes
-    assert len(notes) == 1 and notes[0].startswith(f"{part}: line 2 is not a JSON record (") and "dropped" in notes[0]
-    assert len((tmp_path / results.RESULTS).read_text().splitlines()) == 2
-
-
-def hang_on_cues(prompt: str) -> Fault:
-    """Answers a neutral prompt; holds a cued one ("Does PERSON_B spend more ...?") until released."""
-    return Fault("hang", delay=120) if question(prompt).startswith("Does") else Fault(text="more")
-
-
-def test_a_worker_killed_while_writing_leaves_a_cut_line_the_merge_drops_and_says(tmp_path: Path) -> None:
-    """kill -9 of the xdist worker while its part file ends half way through a line (cut by the test: a
-    kill landing mid-write cannot be timed): the run still merges the part, drops that line, says so, and
-    keeps every answer before it."""
-    import psutil
-
-    limit = 4
-    with PromptServer(hang_on_cues).running() as server:
-        thresholds = tmp_path / "thresholds.toml"
-        thresholds.write_text(PERMISSIVE)
-        reports = tmp_path / "reports"
-        command = [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={reports}",
-            f"--cache-dir={tmp_path / 'cache'}", "--deselect=mathcomp_tests/suite/test_generated.py",
-            "--model=openai/m", f"--api-base={server.url}", f"--thresholds={thresholds}", f"--limit={limit}",
-            "--framings=neutral,direct-more", "--positions=end", "-n", "1", "--max-worker-restart=0",
-        ]  # fmt: skip
-        with open(tmp_path / "run.log", "wb") as log:
-            proc = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
-        try:
-            deadline = time.monotonic() + 120
-            part = reports / "none"
-            while not part.exists() or len(part.read_text().splitlines()) < limit or not server.requests():
-                assert proc.poll() is None, (tmp_path / "run.log").read_text()
-                assert time.monotonic() < deadline, "the neutral case never finished"
-                time.sleep(0.1)
-                part = next(iter(reports.glob("*/results.gw0.jsonl")), part)
-            worker = next(
-                child
-                for child in psutil.Process(proc.pid).children(recursive=True)
-                if any(f.path == str(part) for f in child.open_files())
-            )
-            while not any(r.status == 0 for r in server.requests()):  # the cued case is being asked
-                assert time.monotonic() < deadline, "the cued case was never asked"
-                time.sleep(0.05)
-            text = part.read_text()  # the worker waits on the server: it writes nothing more
-            with open(part, "r+b") as fh:  # as if the kill came half way through its last line
-                fh.truncate(len(text.encode()) - len(text.splitlines()[-1].encode()) // 2 - 1)
-            worker.kill()
-            proc.wait(120)
-        finally:
-            server.release()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(30)
-    output = (tmp_path / "run.log").read_text()
-    note = f"{part}: line {limit} is cut short (the run was stopped while writing it); dropped, the 3 records"
-    assert note in output, output
-    merged = (part.parent / results.RESULTS).read_text().splitlines()
-    assert [json.loads(line) for line in merged] == [json.loads(line) for line in text.splitlines()[:-1]]
-    summary = json.loads((part.parent / results.SUMMARY).read_text())
-    assert len(summary["records_dropped"]) == 1 and summary["records_dropped"][0].startswith(note)

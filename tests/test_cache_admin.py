@@ -1,4 +1,4 @@
-"""`python -m mathcomp_tests.cache`: what is stored, per model and revision, and how to trim it."""
+"""`python -m mathcomp_tests cache`: what is stored, per model and revision, and how to trim it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from helpers.suite_runner import REPO, run_suite
 
 def cache_cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests.cache", f"--cache-dir={cache}", *args],
+        [sys.executable, "-m", "mathcomp_tests", "cache", f"--cache-dir={cache}", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

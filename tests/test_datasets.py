@@ -228,6 +228,7 @@ def test_the_three_policies_on_a_users_file(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as info:
         resolve(str(path), None, tmp_path)
     assert "2 row(s) fail verification; the first:\n  ID 2 (line 3) [label]" in str(info.value)
+    assert f"\nmathcomp audit {path} lists every finding;" in str(info.value), "a command that exists"
 
     skipped = resolve(str(path), "skip-invalid", tmp_path)
     assert [s.id for s in skipped.scenarios] == ["1"]

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def cli(*args: str) -> bytes:
     return subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests.generate", *args], cwd=REPO, capture_output=True, check=True
+        [sys.executable, "-m", "mathcomp_tests", "generate", *args], cwd=REPO, capture_output=True, check=True
     ).stdout
 
 

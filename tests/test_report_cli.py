@@ -1,4 +1,4 @@
-"""`python -m mathcomp_tests.report` and `python -m mathcomp_tests.history` rebuild pages from run folders
+"""`mathcomp report` and `mathcomp history` rebuild pages from run folders
 alone: no model is called, so they work on folders copied from elsewhere."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from helpers.suite_runner import REPO, SuiteRun, run_suite
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "mathcomp_tests", *args], cwd=REPO, capture_output=True, text=True, timeout=300
     )
 
 
@@ -30,7 +30,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, SuiteR
 
 def test_report_rebuilds_one_run_with_its_figures_and_numbers(two_runs: tuple[SuiteRun, SuiteRun]) -> None:
     first, _ = two_runs
-    proc = _cli("mathcomp_tests.report", str(first.run_dir))
+    proc = _cli("report", str(first.run_dir))
     assert proc.returncode == 0, proc.stderr
     page = (first.run_dir / "report-rebuilt.html").read_text()
     assert page.count('class="mathcomp-figure"') == 2 and "data:image" not in page  # charts are HTML
@@ -42,7 +42,7 @@ def test_report_rebuilds_one_run_with_its_figures_and_numbers(two_runs: tuple[Su
 def test_report_combines_runs_side_by_side(two_runs: tuple[SuiteRun, SuiteRun], tmp_path: Path) -> None:
     first, second = two_runs
     out = tmp_path / "both.html"
-    proc = _cli("mathcomp_tests.report", str(first.run_dir), str(second.run_dir), "-o", str(out))
+    proc = _cli("report", str(first.run_dir), str(second.run_dir), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     page = out.read_text()
     assert 'aria-label="DirErr heat-map per run, format one-word"' in page
@@ -55,7 +55,7 @@ def test_report_combines_runs_side_by_side(two_runs: tuple[SuiteRun, SuiteRun], 
 def test_history_plots_every_run_and_prints_the_numbers(two_runs: tuple[SuiteRun, SuiteRun]) -> None:
     first, second = two_runs
     reports = first.run_dir.parent
-    proc = _cli("mathcomp_tests.history", str(reports))
+    proc = _cli("history", str(reports))
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith(("2", "run "))]
     assert lines[0].split()[:2] == ["run", "DirErr(less)"]
@@ -67,9 +67,9 @@ def test_history_plots_every_run_and_prints_the_numbers(two_runs: tuple[SuiteRun
 
 
 def test_a_folder_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
-    proc = _cli("mathcomp_tests.report", str(tmp_path))
+    proc = _cli("report", str(tmp_path))
     assert proc.returncode == 2 and f"{tmp_path}: not a finished run folder (no summary.json)" in proc.stderr
-    proc = _cli("mathcomp_tests.history", str(tmp_path))
+    proc = _cli("history", str(tmp_path))
     assert proc.returncode == 2 and "no finished runs" in proc.stderr
 
 

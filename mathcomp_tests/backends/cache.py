@@ -61,7 +61,7 @@ def cache_keys(backend: Backend, prompts: Sequence[Prompt], decoding: Decoding) 
 
 @dataclass(frozen=True)
 class Row:
-    """One stored response with the model it came from (for `python -m mathcomp_tests.cache`)."""
+    """One stored response with the model it came from (for `mathcomp cache`)."""
 
     key: str
     model: str

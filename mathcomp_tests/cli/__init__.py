@@ -1,7 +1,6 @@
 """`mathcomp`: the project's commands, one subcommand each. Every argument parser of the package is here.
 
-`python -m mathcomp_tests` is the same command; `python -m mathcomp_tests.<command>` (answers, audit,
-cache, generate, history, report) run one subcommand alone.
+`python -m mathcomp_tests` is the same command (where the console script is not installed).
 """
 
 from __future__ import annotations
@@ -47,10 +46,3 @@ def main(argv: Sequence[str] | None = None, prog: str = "mathcomp") -> int:
     args = parser(prog).parse_args(argv)
     return int(args._command.run(args, args._parser))
 
-
-def run_alone(name: str, prog: str, argv: Sequence[str] | None = None) -> int:
-    """One subcommand as a program of its own (`python -m mathcomp_tests.answers`); the exit status."""
-    module = COMMANDS[name]
-    alone = argparse.ArgumentParser(prog=prog, description=module.__doc__, formatter_class=FORMAT)
-    module.configure(alone)
-    return int(module.run(alone.parse_args(argv), alone))

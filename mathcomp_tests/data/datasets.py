@@ -65,7 +65,7 @@ class LoadedDataset:
             rows = len({f.id for f in self.notes})
             lines.append(
                 f"  audit: {len(self.notes)} literal-reading finding(s) on {rows} row(s); "
-                f"python -m mathcomp_tests.audit {self.path} lists them"
+                f"mathcomp audit {self.path} lists them"
             )
         return lines
 
@@ -120,7 +120,7 @@ def apply_policy(
     if failing and policy == "strict":
         raise DatasetError(
             f"{path}: {len(failing)} row(s) fail verification; the first:\n  {failing[0]}\n"
-            f"python -m mathcomp_tests.audit {path} lists every finding; --dataset-policy=skip-invalid "
+            f"mathcomp audit {path} lists every finding; --dataset-policy=skip-invalid "
             "leaves such rows out, --dataset-policy=keep scores mislabelled rows with their published label"
         )
     kept: list[Scenario] = []

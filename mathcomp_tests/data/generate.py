@@ -49,7 +49,7 @@ PLAN: dict[tuple[str, str], int] = {
 PAPER_LABELS: dict[Label, int] = {"equal": 94, "less": 119, "more": 87}
 PAPER_VERBAL = 142
 FIXTURE_SEED = 1
-"""The seed ``fixtures/scenarios.csv`` was generated with (``python -m mathcomp_tests.generate --fixtures``)."""
+"""The seed ``fixtures/scenarios.csv`` was generated with (``mathcomp generate --fixtures``)."""
 
 
 class Draw(Protocol):
