@@ -1,0 +1,65 @@
+"""Collect SmolLM2-135M-Instruct's real answers for the readers' fixture:
+``python -m training.smollm2_answers [--out FILE]`` (after ``make smollm2``).
+
+Runs the suite the way a user does (25 scenarios x the four formats, neutral framing, question at the
+end, greedy generation) and writes one JSON line per answer: the prompt's id, format and raw answer, and
+a ``reading`` (the label a careful person reads, or ``invalid``) with a ``why``. Those two are written
+by hand: a regenerated file keeps the readings of answers it already had (same id, format and raw text)
+and leaves ``reading`` null for a new one, to be read and filled in before the file is committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mathcomp_tests.paths import ROOT
+from mathcomp_tests.reading.context import options_from_prompt
+
+OUT = ROOT / "tests" / "answer_tables" / "smollm2.jsonl"
+ARGS = ("--model=smollm2-135m", "--limit=25", "--framings=neutral", "--positions=end", "--formats=all",
+        "--scoring=generate", "--deselect=mathcomp_tests/suite/test_generated.py")
+
+
+def collect(work: Path) -> list[dict[str, object]]:
+    reports = work / "reports"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--reports-dir={reports}",
+               f"--cache-dir={work / 'cache'}", *ARGS]
+    subprocess.run(command, cwd=ROOT, env=os.environ.copy(), stdout=sys.stderr, check=False)
+    lines = (reports / "latest" / "results.jsonl").read_text().splitlines()
+    rows = []
+    for record in map(json.loads, lines):
+        rows.append({"id": f"{record['scenario']}-{record['case']}", "scenario": record["scenario"],
+                     "format": record["format"], "gold": record["gold"],
+                     "options": options_from_prompt(record["prompt"]), "raw": record["raw"]})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m training.smollm2_answers", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    known: dict[tuple[str, str], dict[str, object]] = {}
+    if args.out.is_file():
+        for row in map(json.loads, args.out.read_text().splitlines()):
+            known[(str(row["id"]), str(row["raw"]))] = row
+    with tempfile.TemporaryDirectory() as work:
+        rows = collect(Path(work))
+    with open(args.out, "w", encoding="utf-8") as fh:
+        for row in sorted(rows, key=lambda r: (str(r["format"]), int(str(r["scenario"])))):
+            old = known.get((str(row["id"]), str(row["raw"])), {})
+            row["reading"], row["why"] = old.get("reading"), old.get("why", "")
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"{len(rows)} answers in {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
