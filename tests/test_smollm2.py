@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.suite_runner import run_suite
 
 from mathcomp_tests.backends.models import UnknownModelError, resolve
 from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
-from tests.helpers.suite_runner import run_suite
 from training import smollm2
 
 MODEL = directory(SMOLLM2)
