@@ -20,7 +20,7 @@ MODEL = directory(SMOLLM2)
 needs_model = pytest.mark.skipif(
     not complete(MODEL), reason=f"SmolLM2 is not prepared at {MODEL}: run `make smollm2` (or set {SMOLLM2.env})"
 )
-TIER = ("--model=smollm2-135m", "--limit=12", "--framings=neutral", "--positions=end")
+TIER = ("--model=smollm2-135m", "--limit=12", "--positions=end")
 
 
 def test_an_unprepared_smollm2_stops_the_run_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,7 +86,7 @@ def test_smollm2_is_asked_through_its_own_chatml_template() -> None:
 @needs_model
 @pytest.mark.xdist_group("smollm2")
 def test_label_logprobs_read_every_smollm2_answer(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, *TIER, "--scoring=logprob", "--formats=one-word,json")
+    run = run_suite(tmp_path, *TIER, "--framings=neutral", "--scoring=logprob", "--formats=one-word,json")
     assert run.returncode in (0, 1), run.output  # pass or fail on its numbers, never a usage error
     records = run.records
     assert len(records) == 24 and {r["format"] for r in records} == {"one-word", "json"}
@@ -100,14 +100,16 @@ def test_label_logprobs_read_every_smollm2_answer(tmp_path: Path) -> None:
 @needs_model
 @pytest.mark.xdist_group("smollm2")
 def test_sentences_for_one_word_say_what_they_looked_like_and_what_to_try(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, *TIER, "--formats=one-word")
-    case = run.case("neutral-end-std-one-word")
+    # Told that the two spend the same, it answers with a sentence about both every time (measured: 12 of
+    # 12 invalid; neutral, 5 of 12).
+    run = run_suite(tmp_path, *TIER, "--framings=indirect-equal", "--formats=one-word")
+    case = run.case("indirect-equal-end-std-one-word")
     info = case["unreadable"]
     assert info is not None and info["invalid_rate"] > 0.5, case["scores"]
-    assert len(info["looked_like"]) == 2 and all(s.startswith("'") for s in info["looked_like"])
+    assert 1 <= len(info["looked_like"]) <= 2 and all(s.startswith("'") for s in info["looked_like"])
     invalid_raw = {" ".join(r["raw"].split()) for r in run.records if r["status"] == "invalid"}
     assert all(s.strip("'").removesuffix("...") in " ".join(invalid_raw) for s in info["looked_like"])
     (line,) = [line for line in run.output.splitlines() if line.startswith("UNREADABLE: ")]
     assert info["looked_like"][0] in line and "--scoring=logprob" in line
     report = (run.run_dir / "report.html").read_text()
-    assert "UNREADABLE: neutral-end-std-one-word" in report and "--scoring=logprob" in report
+    assert "UNREADABLE: indirect-equal-end-std-one-word" in report and "--scoring=logprob" in report
