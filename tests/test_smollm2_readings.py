@@ -1,7 +1,7 @@
 """The readers against a person's reading of SmolLM2-135M-Instruct's real answers.
 
-tests/answer_tables/smollm2.jsonl holds 100 answers (25 scenarios x 4 formats, neutral framing, question at
-the end, greedy), collected by `python -m training.smollm2_answers`, each read by hand: `reading` is the
+tests/answer_tables/smollm2.jsonl holds 70 answers (neutral framing, question at the end, greedy; 25
+scenarios in one-word and json, 10 in cot and cot-json cut at 160 new tokens), collected by `python -m training.smollm2_answers`, each read by hand: `reading` is the
 label the answer gives for PERSON_B against PERSON_A, or `invalid` (with `why`). The readers must agree
 with every reading except the known disagreements below, and those must still disagree (fixed ones leave
 the list). The per-format table is the one docs/reading-answers.md prints.
@@ -24,7 +24,12 @@ TABLE = HERE / "answer_tables" / "smollm2.jsonl"
 DOCS = HERE.parent / "docs" / "reading-answers.md"
 ROWS = [json.loads(line) for line in TABLE.read_text(encoding="utf-8").splitlines()]
 
-KNOWN: dict[str, str] = {}
+KNOWN: dict[str, str] = {
+    "100-neutral-end-std-cot": "the closing sentences are a tautology; the reader takes the one before, 'the same', "
+    "without seeing that earlier sentences said 'half as far' and '1.5 times as many'",
+    "217-neutral-end-std-cot-json": "prose without JSON: the reader takes the copied example's 'Person B spent more' "
+    "as the conclusion; telling an echoed example from a claim needs the prompt's example text",
+}
 """Answers a reader gets wrong with no clear fix, by fixture id: why the rule is kept."""
 
 
@@ -43,7 +48,7 @@ def table() -> dict[str, Counter[str]]:
 
 
 def test_every_answer_was_read_by_hand() -> None:
-    assert len(ROWS) >= 90 and {r["format"] for r in ROWS} == set(NAMES)
+    assert len(ROWS) >= 70 and {r["format"] for r in ROWS} == set(NAMES)
     for row in ROWS:
         assert row["reading"] in ("less", "more", "equal", "invalid"), row["id"]
         assert row["reading"] != "invalid" or row["why"], f"{row['id']}: an invalid reading says why"

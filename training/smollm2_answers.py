@@ -1,9 +1,9 @@
 """Collect SmolLM2-135M-Instruct's real answers for the readers' fixture:
 ``python -m training.smollm2_answers [--out FILE]`` (after ``make smollm2``).
 
-Runs the suite the way a user does (neutral framing, question at the end, greedy generation: 25 scenarios
-in one-word, json and cot, and the first 10 of a --limit=10 draw in cot-json, whose 512-token answers take
-the longest on a CPU) and writes one JSON line per answer: the prompt's id, format and raw answer, and
+Runs the suite the way a user does (neutral framing, question at the end, greedy generation): 25 scenarios
+in one-word and json, and a --limit=10 draw in cot and cot-json cut at 160 new tokens (their 512-token
+budget took over 25 minutes for 25 answers on 2 shared cores; greedy text is the same up to the cut) and writes one JSON line per answer: the prompt's id, format and raw answer, and
 a ``reading`` (the label a careful person reads, or ``invalid``) with a ``why``. Those two are written
 by hand: a regenerated file keeps the readings of answers it already had (same id, format and raw text)
 and leaves ``reading`` null for a new one, to be read and filled in before the file is committed.
@@ -27,7 +27,10 @@ CACHE = Path("~/.cache/mathcomp-tests/smollm2-answers").expanduser()
 """Kept between runs: regenerating the file asks the model only for what it has not answered yet."""
 ARGS = ("--model=smollm2-135m", "--framings=neutral", "--positions=end", "--scoring=generate",
         "--deselect=mathcomp_tests/suite/test_generated.py")
-DRAWS = (("--limit=25", "--formats=one-word,json,cot"), ("--limit=10", "--formats=cot-json"))
+DRAWS = (
+    ("--limit=25", "--formats=one-word,json"),
+    ("--limit=10", "--formats=cot,cot-json", "--max-new-tokens=160"),
+)
 
 
 def collect(work: Path, cache: Path) -> list[dict[str, object]]:
