@@ -1,11 +1,11 @@
 """The readers against a person's reading of SmolLM2-135M-Instruct's real answers.
 
 tests/answer_tables/smollm2.jsonl holds 70 answers (neutral framing, question at the end, greedy; 25
-scenarios in one-word and json, 10 in cot and cot-json cut at 160 new tokens), collected by `python -m training.smollm2_answers`, each read by hand: `reading` is the
-label the answer gives for PERSON_B against PERSON_A, or `invalid` (with `why`). The readers must agree
-with every reading except the known disagreements below, and those must still disagree (fixed ones leave
-the list). The per-format table is the one docs/reading-answers.md prints.
-"""
+scenarios in one-word and json, 10 in cot and cot-json cut at 160 new tokens), collected by `python -m
+training.smollm2_answers`, each read by hand: `reading` is the label the answer gives for PERSON_B against
+PERSON_A, or `invalid` (with `why`). The readers must agree with every reading except the known
+disagreements below, and those must still disagree (fixed ones leave the list). The per-format table is the
+one docs/reading-answers.md prints."""
 
 from __future__ import annotations
 

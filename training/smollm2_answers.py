@@ -3,11 +3,11 @@
 
 Runs the suite the way a user does (neutral framing, question at the end, greedy generation): 25 scenarios
 in one-word and json, and a --limit=10 draw in cot and cot-json cut at 160 new tokens (their 512-token
-budget took over 25 minutes for 25 answers on 2 shared cores; greedy text is the same up to the cut) and writes one JSON line per answer: the prompt's id, format and raw answer, and
-a ``reading`` (the label a careful person reads, or ``invalid``) with a ``why``. Those two are written
-by hand: a regenerated file keeps the readings of answers it already had (same id, format and raw text)
-and leaves ``reading`` null for a new one, to be read and filled in before the file is committed.
-"""
+budget took over 25 minutes for 25 answers on 2 shared cores; greedy text is the same up to the cut), and
+writes one JSON line per answer: the prompt's id, format and raw answer, and a ``reading`` (the label a
+careful person reads, or ``invalid``) with a ``why``. Those two are written by hand: a regenerated file
+keeps the readings of answers it already had (same id, format and raw text) and leaves ``reading`` null for
+a new one, to be read and filled in before the file is committed."""
 
 from __future__ import annotations
 
