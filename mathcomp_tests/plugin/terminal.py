@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..printable import printable
+from ..records.unreadable import note as unreadable_note
 from ..scoring.changes import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
 from . import standing
@@ -56,6 +57,8 @@ def write_table(
             f"{OVER} above its ceiling; {ROSE} rose over the baseline by more than max_increase (paired test)"
         )
     for note in chance_notes(cases):
+        tr.write_line(note)
+    for note in filter(None, map(unreadable_note, cases)):
         tr.write_line(note)
     if baseline:
         tr.write_line(baseline_line(baseline))

@@ -20,12 +20,16 @@ _MARKER = re.compile(
 )
 
 
+_OPTION_LINE = re.compile(r"^\W*\(?([a-z])\)\s*(less|more|equal)\W*$", re.IGNORECASE)
+
 CLOSING = 2
 """Sentences at the end that may conclude without a marker ("Person B spends more."); earlier ones are
 reasoning, read only when a marker ("therefore", "the answer is") says they conclude."""
 
 
 def read(text: str, context: Context) -> Reading:
+    if _ends_with_option_list(text):
+        return Reading.invalid("it ends by repeating the option list, not by choosing one")
     found = conclusion(text, context)
     return found[1] if found is not None else Reading.invalid(
         "no answer (empty)" if not sentences(text) else "no conclusion read"
@@ -58,6 +62,15 @@ def conclusion(text: str, context: Context) -> tuple[str, Reading] | None:
             if reading is not None:
                 return segment, _where(f"after {marker.group().strip(' ,:').lower()!r}", reading)
     return None
+
+
+def _ends_with_option_list(text: str) -> bool:
+    """The last two lines are options with different labels ("A) less" / "B) more"): a small model
+    echoing the prompt's list; its last line is not a choice."""
+    lines = [line for line in text.splitlines() if line.strip()][-2:]
+    found = [_OPTION_LINE.match(line) for line in lines]
+    labels = {m.group(2).lower() for m in found if m is not None}
+    return len(lines) == 2 and all(found) and len(labels) == 2
 
 
 def _where(where: str, reading: Reading) -> Reading:

