@@ -136,6 +136,8 @@ class FaultServer:
             if fault.delay:
                 await asyncio.sleep(fault.delay)
             response = self._respond(fault, body, prompt)
+            await response.prepare(request)  # sent before it counts as answered: a reply the server
+            await response.write_eof()  # dropped while shutting down was never an answer
             status = response.status
             return response
         finally:
