@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 from helpers.fault_server import FaultServer
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import REPO, run_suite
+from helpers.usage import assert_usage_error
 
 from mathcomp_tests.backends.cache import ResponseCache, Row
 from mathcomp_tests.types import Response
@@ -174,16 +175,6 @@ BAD: dict[str, Setup] = {
     "empty --identity-on": empty_value("identity-on", "", "identity side"),
     "empty protocol": empty_value("protocol", "plain,", "protocol"),
 }
-
-
-def assert_usage_error(run: SuiteRun, expected: str) -> None:
-    """Exit 4, one ERROR line holding ``expected``, no traceback, no case run."""
-    assert run.returncode == 4, run.output
-    errors = [line for line in run.output.splitlines() if "ERROR:" in line]
-    assert len(errors) == 1, run.output
-    assert expected in errors[0], run.output
-    assert "Traceback" not in run.output and "INTERNALERROR" not in run.output, run.output
-    assert not re.search(r"\d+ (passed|failed)", run.output), run.output
 
 
 @pytest.mark.parametrize("name", list(BAD))

@@ -12,14 +12,14 @@ is about another one (tests/test_bad_inputs.py holds the first round).
 from __future__ import annotations
 
 import codecs
-import re
 import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import REPO, run_suite
+from helpers.usage import assert_usage_error
 
 ONE_CASE = ("--model=symbolic", "--limit=2", "--framings=neutral", "--positions=end")
 TINY = REPO / "fixtures" / "models" / "mathcomp-tiny"
@@ -27,16 +27,6 @@ WEIGHTS_EXPECTED = "expected the model's weights"
 
 Setup = Callable[[Path], tuple[tuple[str, ...], str]]
 """Makes what a bad input needs under a temporary folder: (arguments, the text the error line holds)."""
-
-
-def assert_usage_error(run: SuiteRun, expected: str) -> None:
-    """Exit 4, one ERROR line holding ``expected``, no traceback, no case run."""
-    assert run.returncode == 4, run.output
-    errors = [line for line in run.output.splitlines() if "ERROR:" in line]
-    assert len(errors) == 1, run.output
-    assert expected in errors[0], run.output
-    assert "Traceback" not in run.output and "INTERNALERROR" not in run.output, run.output
-    assert not re.search(r"\d+ (passed|failed|error)", run.output), run.output
 
 
 def tiny_copy(tmp: Path, change: Callable[[Path], object]) -> Path:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.usage import call
 
 from mathcomp_tests.backends.cache import ResponseCache, Row
 from mathcomp_tests.cli import main
@@ -28,16 +29,6 @@ from mathcomp_tests.types import Response
 SUBCOMMANDS = ("init", "audit", "generate", "answers", "report", "history", "cache")
 CONSOLE_SCRIPT = "import sys; from mathcomp_tests.cli import main; sys.exit(main())"
 """What the `mathcomp` console script runs (it exists once the package is installed)."""
-
-
-def call(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """``mathcomp ARGV`` in process: exit status, stdout, stderr."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def python(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:

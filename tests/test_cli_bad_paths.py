@@ -6,18 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from mathcomp_tests.cli import main
-
-
-def call(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """``mathcomp ARGV`` in process: exit status, stdout, stderr."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from helpers.usage import call
 
 
 def usage_line(code: int, err: str) -> str:
