@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from helpers.cache_rows import cached_rows
 from helpers.fault_server import OK, Fault, FaultServer, always_ok
 from helpers.suite_runner import REPO, run_suite
 
@@ -20,17 +20,6 @@ HALF = PROMPTS // 2
 def answer_half_then_hang(index: int, attempt: int) -> Fault:
     """The first half of the prompts is answered; the rest is held until the run is killed."""
     return OK if index < HALF else Fault("hang", delay=60)
-
-
-def cached_rows(path: Path) -> int:
-    """Rows in the suite's sqlite cache, read from outside while the suite writes to it."""
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=5) as db:
-            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-    except sqlite3.OperationalError:  # the table is not created yet
-        return 0
 
 
 def test_sigkill_half_way_then_rerun_sends_only_the_unanswered(tmp_path: Path) -> None:

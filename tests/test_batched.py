@@ -8,7 +8,6 @@ The same path against a real vLLM is in test_vllm.py.
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from helpers.cache_rows import cached_rows
 from helpers.fault_server import OK, Fault, FaultServer
 from helpers.suite_runner import REPO, run_suite
 
@@ -51,16 +51,6 @@ def _thresholds(tmp_path: Path, error_rate: float = 0.0) -> Path:
     path = tmp_path / "thresholds.toml"
     path.write_text(f"[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = {error_rate}\n")
     return path
-
-
-def cached_rows(path: Path) -> int:
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=5) as db:
-            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_many_prompts_per_request_rendered_by_the_models_own_template(tmp_path: Path) -> None:

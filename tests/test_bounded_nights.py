@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cache_rows import cached_rows
 from helpers.fault_server import OK, Fault, FaultServer
 from helpers.suite_runner import SuiteRun, run_suite
-from test_batched import _listed, cached_rows
+from test_batched import _listed
 
 ANSWERED = 4
 """Prompts answered before the server stalls."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 import xml.etree.ElementTree as ET
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.cache_rows import cached_rows
 from helpers.fake_ci import FakeCI, Step
 from helpers.fault_server import FaultServer
 from helpers.suite_runner import REPO, run_suite
@@ -136,24 +136,13 @@ def test_the_committed_baseline_fits_the_default_run() -> None:
     assert committed.model == spec.resolved
 
 
-def _rows(answers: Path) -> int:
-    path = answers / "responses.sqlite"
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=5) as db:
-            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-
-
 def _after_new_answers(answers: Path, then: Callable[[subprocess.Popen[str]], None]) -> Callable[..., None]:
     """Once the running night has cached 8 answers of its own, ``then`` (stop the server, send a signal)."""
 
     def wait(proc: subprocess.Popen[str]) -> None:
-        before = _rows(answers)  # restored from the nights before
+        before = cached_rows(answers / "responses.sqlite")  # restored from the nights before
         deadline = time.monotonic() + 120
-        while _rows(answers) < before + 8:
+        while cached_rows(answers / "responses.sqlite") < before + 8:
             assert proc.poll() is None, "the night ended before it was cut short"
             assert time.monotonic() < deadline, "nothing was answered"
             time.sleep(0.05)

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.cache_rows import cached_rows
 from helpers.suite_runner import REPO, SuiteRun, run_suite
-from test_batched import cached_rows
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends.hf import HFBackend
