@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -72,3 +74,26 @@ def test_failed_requests_are_not_cached(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
     cache.put("k", SymbolicBackend(), Response(text="", error="ServerError: 500"))
     assert len(cache) == 0 and cache.get_many(["k"]) == {}
+
+
+def _rows_seen_by_another_process(path: Path) -> int:
+    """What a second process (an xdist worker, `mathcomp cache stats`) counts in the cache just now."""
+    code = (
+        "import contextlib, sqlite3, sys\n"
+        "with contextlib.closing(sqlite3.connect(sys.argv[1])) as db:\n"
+        "    print(db.execute('SELECT COUNT(*) FROM responses').fetchone()[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def test_answers_stored_after_another_process_read_the_new_cache_are_kept(tmp_path: Path) -> None:
+    """Creating the cache must not drop sqlite's locks on it: if it did, the next process to close its
+    connection would take itself for the last one and delete the WAL the creator still writes to, so
+    every later answer would vanish (and a checkpoint from the orphaned WAL could corrupt the file)."""
+    path = tmp_path / "c.sqlite"
+    backend = CachedBackend(CountingSymbolic(), ResponseCache(path))
+    assert _rows_seen_by_another_process(path) == 0
+    backend.complete(_prompts("direct-less"), Decoding(8))
+    assert _rows_seen_by_another_process(path) == 6
+    assert path.with_name("c.sqlite-wal").exists(), "the WAL of the open cache is still there"

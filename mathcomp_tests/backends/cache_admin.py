@@ -60,7 +60,13 @@ def _reading(path: Path) -> Iterator[None]:
 def not_ours(path: Path) -> str | None:
     """None when ``path`` is a response cache this suite wrote (its application_id, or, made before that
     marker, exactly our one table); else why it cannot be told as ours. Only the header is read first, so
-    a damaged cache of ours is still known."""
+    a damaged cache of ours is still known.
+
+    The header is read outside sqlite: never call this while the process holds a connection to ``path``
+    (closing any descriptor of a file drops every POSIX lock the process has on it, and another process
+    closing its connection then takes itself for the last one and deletes the WAL still written to).
+    An open cache asks :func:`foreign_tables` on its own connection instead.
+    """
     with open(path, "rb") as fh:
         header = fh.read(100)
     if not header:
@@ -74,10 +80,15 @@ def not_ours(path: Path) -> str | None:
         return f"an sqlite database of another program (application_id {application_id:#x})"
     try:
         with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            columns = tuple(row[1] for row in db.execute("PRAGMA table_info(responses)"))
+            return foreign_tables(db)
     except sqlite3.Error as exc:
         return f"an sqlite database without this suite's marker, whose tables cannot be read ({exc})"
+
+
+def foreign_tables(db: sqlite3.Connection) -> str | None:
+    """None when the database open in ``db`` holds exactly this suite's one table; else what it holds."""
+    tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    columns = tuple(row[1] for row in db.execute("PRAGMA table_info(responses)"))
     if tables != {"responses"} or columns != COLUMNS:
         shown = ", ".join(sorted(tables)) or "none"
         return f"an sqlite database of another program (tables: {shown})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -11,7 +12,7 @@ def cached_rows(path: Path) -> int:
     if not path.exists():
         return 0
     try:
-        with sqlite3.connect(path, timeout=5) as db:
+        with contextlib.closing(sqlite3.connect(path, timeout=5)) as db:
             return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
     except sqlite3.OperationalError:  # the table is not created yet
         return 0
