@@ -173,6 +173,12 @@ class CompletionsBackend:
         """The exact text the model reads (see tokens.render)."""
         return tokens.render(self.tokenizer, prompt, self.template)
 
+    @property
+    def applied_chat_template(self) -> str:
+        """How prompts reach the model, as the hf backend says it: `auto` (rendered here through its chat
+        template) or `none` (plain text, also when the tokenizer has no template); recorded per item."""
+        return "auto" if self.template else "none"
+
     def template_digest(self) -> str | None:
         """The chat template by content: a changed template is another prompt, so another answer."""
         if not self.template:

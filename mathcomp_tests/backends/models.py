@@ -110,11 +110,12 @@ def resolve(
     spec, prompt_set = given, DEFAULT_PROMPT_SET
     if spec in groups:
         return ModelSpec(given, "api", spec, prompt_set)
-    if spec in PREPARED:  # a model the project prepares under the user's cache (`make smollm2`)
-        folder = directory(PREPARED[spec])
+    kind, bare = ("vllm", spec[5:]) if spec.startswith("vllm:") else ("hf", spec)
+    if bare in PREPARED:  # a model the project prepares under the user's cache (`make smollm2`)
+        folder = directory(PREPARED[bare])
         if not complete(folder):
-            raise UnknownModelError(missing(PREPARED[spec]), given)
-        return ModelSpec(given, "hf", str(folder), prompt_set, folder)
+            raise UnknownModelError(missing(PREPARED[bare]), given)
+        return ModelSpec(given, kind, str(folder), prompt_set, folder)
     if spec in table:
         spec, prompt_set = table[spec]["model"], table[spec].get("prompt_set", DEFAULT_PROMPT_SET)
     if spec == "symbolic":
