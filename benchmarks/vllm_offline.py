@@ -2,11 +2,11 @@
 
     <vllm python> benchmarks/vllm_offline.py --model DIR --prompts FILE --out FILE [--dtype float32]
 
-FILE holds {"prompts": [text, ...], "max_tokens": N}. The texts are tokenised here without special
-tokens (as the suite's batched client asks the server to), handed to ``LLM.generate`` as token ids with
-greedy sampling, and only that call is timed (the engine's start is not). Writes {"seconds", "prompts",
-"outputs": [token ids, ...], "version"}. Imports nothing of mathcomp_tests: it runs in vLLM's
-environment, not the suite's.
+FILE holds {"prompts": [text, ...], "max_tokens": N} (or a list, one N per prompt). The texts are
+tokenised here without special tokens (as the suite's batched client asks the server to), handed to
+``LLM.generate`` as token ids with greedy sampling, and only that call is timed (the engine's start is
+not). Writes {"seconds", "prompts", "outputs": [token ids, ...], "version"}. Imports nothing of
+mathcomp_tests: it runs in vLLM's environment, not the suite's.
 """
 
 from __future__ import annotations
@@ -36,8 +36,10 @@ def main() -> None:
     tokenizer = llm.get_tokenizer()
     ids = [tokenizer.encode(text, add_special_tokens=False) for text in given["prompts"]]
     inputs: list[Any] = [{"prompt_token_ids": p} for p in ids]
-    params = SamplingParams(temperature=0.0, max_tokens=int(given["max_tokens"]))
-    llm.generate(inputs[: args.warmup], params, use_tqdm=False)
+    budgets = given["max_tokens"]
+    budgets = budgets if isinstance(budgets, list) else [budgets] * len(inputs)
+    params = [SamplingParams(temperature=0.0, max_tokens=int(n)) for n in budgets]
+    llm.generate(inputs[: args.warmup], params[: args.warmup], use_tqdm=False)
     started = time.perf_counter()
     outputs = llm.generate(inputs, params, use_tqdm=False)
     seconds = time.perf_counter() - started

