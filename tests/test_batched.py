@@ -79,6 +79,7 @@ def test_many_prompts_per_request_rendered_by_the_models_own_template(tmp_path: 
     assert len(sent) <= 8, "80 prompts in requests of at most 16, not one request each"
     assert all(r["status"] == "ok" and r["label"] == "more" for r in first.records)
     assert {r["chat_template"] for r in first.records} == {"auto"}, "each answer says its prompt was templated"
+    assert first.summary["chat_template"]["model"] == "auto"
 
     from transformers import AutoTokenizer
 

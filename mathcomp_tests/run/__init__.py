@@ -99,13 +99,15 @@ class Run:
             folders.writable_file(s.update_baseline, "--update-baseline", "the baseline file")
 
     def chat_templates(self) -> dict[str, str | None]:
-        """The --chat-template mode each model of the run whose prompts we render (hf, vllm) is asked with
-        (None: another backend, or not in this run). The baseline model is asked as the model is, or it
-        would not be a fair baseline; the judge with its own template (scoring/judge.py CHAT_TEMPLATE)."""
+        """The --chat-template mode each model of the run whose prompts we render (hf, vllm, an api model
+        under --api-batching=completions) is asked with (None: the server renders them, or not in this
+        run). The baseline model is asked as the model is, or it would not be a fair baseline; the judge
+        with its own template (scoring/judge.py CHAT_TEMPLATE)."""
         baseline_model = self.comparator.model if self.comparator is not None else None
+        rendered = ("hf", "vllm", "api") if self.settings.backend.api_batching == "completions" else ("hf", "vllm")
 
         def mode(spec: models.ModelSpec | None, asked: str) -> str | None:
-            return asked if spec is not None and spec.kind in ("hf", "vllm") else None
+            return asked if spec is not None and spec.kind in rendered else None
 
         return {
             "model": mode(self.spec, self.settings.chat_template),
