@@ -88,7 +88,9 @@ class OpenAIBatches:
     async def create(self, data: bytes) -> tuple[str, BatchState]:
         """Upload ``data`` as an input file and start a batch on it: (input file id, batch)."""
         try:
-            uploaded = await self._litellm.acreate_file(file=("mathcomp-batch.jsonl", data), purpose="batch", **self._params)
+            uploaded = await self._litellm.acreate_file(
+                file=("mathcomp-batch.jsonl", data), purpose="batch", **self._params
+            )
             batch = await self._litellm.acreate_batch(
                 completion_window="24h", endpoint=ENDPOINT, input_file_id=uploaded.id, **self._params
             )

@@ -99,7 +99,7 @@ class BatchBackend(APIBackend):
         keys = cache_keys(self, prompts, decoding)
         out: list[Response | None] = [None] * len(prompts)
         for n, key in enumerate(keys):
-            if key in self.failed:
+            if key in self.failed and not self.live_fallback:
                 out[n] = Response(text="", error=f"no batch answered this request: {self.failed[key]}")
         rest = [n for n, r in enumerate(out) if r is None]
         if rest and self.live_fallback:

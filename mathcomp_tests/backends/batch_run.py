@@ -16,13 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..types import Response
-from .base import ServerGoneError
+from .base import ServerGoneError, redact
 from .batch_api import BatchState, OpenAIBatches, Pricing, read_lines, split
 from .batch_records import BatchRecord, BatchRecords
 
 Store = Callable[[list[tuple[str, Response]]], None]
 """Takes the answers of one output file (cache key, Response) as they are read."""
 Say = Callable[[str], None]
+RETRIEVE_FAILURES = 10
+"""Failed status checks in a row after which the provider counts as gone."""
 
 
 class BatchWaitError(ServerGoneError):
@@ -39,6 +41,10 @@ class Outcome:
     created: list[str] = field(default_factory=list)
     resumed: list[str] = field(default_factory=list)
     requests_sent: int = 0
+    cost_usd: float = 0.0
+    """What the answers collected cost at the batch price (where the price is known)."""
+    live_cost_usd: float = 0.0
+    """What the same answers would have cost as live requests."""
 
 
 class Batcher:
@@ -61,6 +67,7 @@ class Batcher:
         self.api, self.records, self.owner, self.price, self.store = api, records, owner, price, store
         self.wait, self.poll, self.rounds, self.resend_failed, self.say = wait, poll, rounds, resend_failed, say
         self.started = time.monotonic()
+        self.retrieve_failures = 0
         self.total = Outcome()
         """Everything done by batch in this run (summed over calls)."""
 
@@ -76,31 +83,53 @@ class Batcher:
             self.say(f"batch {record.id}: resumed ({len(record.keys)} requests, created by an earlier run)")
         in_flight = {k for r in tracked.values() for k in r.keys}
         sends: dict[str, int] = {}
-        await self._create([k for k in lines if k not in in_flight], lines, tracked, sends, outcome)
-        shown: dict[str, str] = {}
-        while tracked:
-            again: list[str] = []
-            for batch_id, record in list(tracked.items()):
-                state = await self.api.retrieve(batch_id)
-                if shown.get(batch_id) != state.line():
-                    shown[batch_id] = state.line()
-                    self.say(state.line())
-                if state.done:
-                    del tracked[batch_id]
-                    again += await self._collect(record, state, lines, sends, outcome)
-            if again:
-                await self._create(again, lines, tracked, sends, outcome)
-            if tracked and self.wait is not None and time.monotonic() - self.started >= self.wait:
-                raise BatchWaitError(
-                    f"--batch-wait={self.wait:g}s ran out with {len(tracked)} batch(es) still running "
-                    f"({', '.join(tracked)}); the next run collects them without sending their prompts again"
-                )
-            if tracked:
-                await asyncio.sleep(self.poll)
-        for key in outcome.answered:
-            outcome.failed.pop(key, None)
-        self._add(outcome)
+        try:
+            await self._create([k for k in lines if k not in in_flight], lines, tracked, sends, outcome)
+            shown: dict[str, str] = {}
+            while tracked:
+                again: list[str] = []
+                for batch_id, record in list(tracked.items()):
+                    state = await self._retrieve(batch_id)
+                    if state is None:
+                        continue
+                    if shown.get(batch_id) != state.line():
+                        shown[batch_id] = state.line()
+                        self.say(state.line())
+                    if state.done:
+                        del tracked[batch_id]
+                        again += await self._collect(record, state, lines, sends, outcome)
+                if again:
+                    await self._create(again, lines, tracked, sends, outcome)
+                if tracked and self.wait is not None and time.monotonic() - self.started >= self.wait:
+                    raise BatchWaitError(
+                        f"--batch-wait={self.wait:g}s ran out with {len(tracked)} batch(es) still running "
+                        f"({', '.join(tracked)}); the next run collects them without sending their prompts again"
+                    )
+                if tracked:
+                    await asyncio.sleep(self.poll)
+        finally:
+            for key in outcome.answered:
+                outcome.failed.pop(key, None)
+            self._add(outcome)
         return outcome
+
+    async def _retrieve(self, batch_id: str) -> BatchState | None:
+        """The batch's state; None after a failed look (retried at the next poll), ServerGoneError after
+        RETRIEVE_FAILURES in a row (the batches stay recorded: the next run resumes them)."""
+        try:
+            state = await self.api.retrieve(batch_id)
+        except Exception as exc:  # a provider error or a lost connection: look again later
+            self.retrieve_failures += 1
+            what = redact(f"{type(exc).__name__}: {exc}")[:500]
+            if self.retrieve_failures >= RETRIEVE_FAILURES:
+                raise ServerGoneError(
+                    f"--batch: {self.retrieve_failures} status checks in a row failed (last: {what}); the batches "
+                    "stay recorded in the cache folder and the next run resumes them"
+                ) from exc
+            self.say(f"batch {batch_id}: status check failed ({what}); checking again")
+            return None
+        self.retrieve_failures = 0
+        return state
 
     async def _create(
         self,
@@ -139,6 +168,11 @@ class Batcher:
         answers = [(k, r) for k, r in got if r.error is None]
         self.store(answers)
         answered = {k for k, _ in answers}
+        for _, response in answers:
+            cost, live = response.meta.get("cost"), response.meta.get("live_cost")
+            if isinstance(cost, float) and isinstance(live, float):
+                outcome.cost_usd += cost
+                outcome.live_cost_usd += live
         outcome.answered |= answered
         errors = {k: str(r.error) for k, r in got if r.error is not None and k not in answered}
         self.records.close(record, state.status)
@@ -161,3 +195,5 @@ class Batcher:
         total.created += outcome.created
         total.resumed += outcome.resumed
         total.requests_sent += outcome.requests_sent
+        total.cost_usd += outcome.cost_usd
+        total.live_cost_usd += outcome.live_cost_usd

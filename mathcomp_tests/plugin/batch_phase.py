@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ..backends.base import BackendError
 from ..backends.batch_run import BatchWaitError, Outcome
 from ..run import Run
 from ..types import PLAIN, Condition, Decoding, Prompt
@@ -36,23 +37,30 @@ class BatchPhase:
     def __init__(self, run: Run):
         self.run = run
         self.outcome: Outcome | None = None
+        """Everything sent and collected by batch (before the cases and during them)."""
+        self.pricing = ""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         if session.config.option.collectonly or not session.items:
             return
+        from ..backends.batch_backend import BatchBackend
+
         backend = getattr(self.run.backend, "inner", None)
-        prefetch = getattr(backend, "prefetch", None)
-        if prefetch is None:
+        if not isinstance(backend, BatchBackend):
             return
         terminal = session.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:
             backend.say = lambda line: terminal.write_line(f"mathcomp --batch: {line}")
         try:
-            self.outcome = prefetch(asked(self.run, session.items))
-        except BatchWaitError as exc:
+            backend.prefetch(asked(self.run, session.items))
+        except (BatchWaitError, BackendError) as exc:  # the wait ran out, or the provider is gone
             session.shouldstop = str(exc)
             raise session.Interrupted(str(exc)) from exc
+        finally:
+            self.outcome, self.pricing = backend.batcher.total, backend.price.source
+        if self.outcome.answered:
+            backend.say(cost_line(self.outcome, self.pricing))
 
 
 def asked(run: Run, items: Sequence[pytest.Item]) -> list[tuple[list[Prompt], Decoding]]:
@@ -73,15 +81,32 @@ def asked(run: Run, items: Sequence[pytest.Item]) -> list[tuple[list[Prompt], De
     return out
 
 
+def cost_line(outcome: Outcome, pricing: str) -> str:
+    """What the answers collected by batch cost, and what the batch path saved against live requests."""
+    n = len(outcome.answered)
+    if not outcome.live_cost_usd:
+        return f"{n} answers by batch; batch price: {pricing}"
+    saved = outcome.live_cost_usd - outcome.cost_usd
+    return (
+        f"{n} answers by batch cost ${outcome.cost_usd:.6f} ({pricing}); ${saved:.6f} saved against "
+        f"${outcome.live_cost_usd:.6f} live"
+    )
+
+
 def summary(phase: Any) -> dict[str, Any] | None:
-    """summary.json's `batch`: what this process sent by batch (None without --batch)."""
+    """summary.json's `batch`: what this process sent and collected by batch (None without --batch)."""
     outcome = getattr(phase, "outcome", None)
     if outcome is None:
         return None
+    known = bool(outcome.live_cost_usd)
     return {
         "batches_created": list(outcome.created),
         "batches_resumed": list(outcome.resumed),
         "requests_sent": outcome.requests_sent,
         "answered": len(outcome.answered),
         "failed": len(outcome.failed),
+        "pricing": phase.pricing,
+        "cost_usd": outcome.cost_usd if known else None,
+        "live_cost_usd": outcome.live_cost_usd if known else None,
+        "saved_usd": outcome.live_cost_usd - outcome.cost_usd if known else None,
     }

@@ -120,7 +120,7 @@ class BatchServer(FaultServer):
         self.batch_requests.append("POST /v1/files")
         form = await request.post()
         upload = form.get("file")
-        data = upload.file.read() if hasattr(upload, "file") else str(upload or "").encode()
+        data = upload.file.read() if isinstance(upload, web.FileField) else str(upload or "").encode()
         with self._batch_lock:
             file_id = self._new_id("file")
             self.files[file_id] = data
