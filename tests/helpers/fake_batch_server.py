@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .fault_server import FaultServer, _completion
+from .fault_server import FaultServer, Schedule, _completion
 
 Outcome = Callable[[int], str]
 """The n-th batch created (from 0) -> `completed` or `expired`."""
@@ -76,6 +76,9 @@ class BatchServer(FaultServer):
     delay: float = 0.0
     """Seconds from a batch's creation until it is answered."""
     outcome: Outcome = always_completed
+    batch_schedule: Schedule | None = None
+    """How batch requests are answered (None: like chat requests, by ``schedule``): a provider's batches
+    run outside its live rate limits."""
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, Batch] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
@@ -187,7 +190,7 @@ class BatchServer(FaultServer):
             body = line["body"]
             prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
             index, attempt = self._next(prompt)
-            fault = self.schedule(index, attempt)
+            fault = (self.batch_schedule or self.schedule)(index, attempt)
             if fault.kind in ("ok", "empty"):
                 text = "" if fault.kind == "empty" else (fault.text if fault.text is not None else self.answer)
                 reply = _completion(self.reply_model or body.get("model", "unknown"), prompt, text)
