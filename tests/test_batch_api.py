@@ -190,7 +190,10 @@ def test_batch_answers_cost_the_batch_price(tmp_path: Path) -> None:
         assert record["cost"] == pytest.approx(expected)
     saved = run.summary["batch"]["saved_usd"]
     assert saved == pytest.approx(sum(r["cost"] for r in run.records))  # half the live price, saved
-    assert "saved" in run.output and "batch" in run.output
+    said = [line for line in run.output.splitlines() if "answers by batch cost" in line]
+    assert len(said) == 1 and "litellm's batch prices" in said[0] and "saved against" in said[0]
+    page = (run.run_dir / "report.html").read_text()
+    assert f"${saved:.4f} saved" in page and "batch API" in page
 
 
 @pytest.mark.parametrize(
