@@ -89,6 +89,16 @@ def test_the_answers_are_the_live_path_s_answers(tmp_path: Path) -> None:
     assert left == right
 
 
+def test_xdist_workers_share_one_batch(tmp_path: Path) -> None:
+    """Each worker asks for the whole selection: the one that waits second finds it answered."""
+    server = BatchServer(delay=1.0)
+    with server.running():
+        run = run_suite(tmp_path, *_args(server, tmp_path, "-n", "2"))
+    _all_answered(run)
+    assert len(server.created) == 1, server.created
+    assert server.chat_requests() == 0
+
+
 def test_killed_while_waiting_then_the_rerun_resumes_the_same_batch(tmp_path: Path) -> None:
     server = BatchServer(delay=600)
     with server.running():

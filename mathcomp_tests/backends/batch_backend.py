@@ -69,15 +69,16 @@ class BatchBackend(APIBackend):
         self._cache.put_many([Row(key, self.model_id, self.revision, r, now) for key, r in answers])
 
     def prefetch(self, asked: Sequence[tuple[Sequence[Prompt], Decoding]]) -> Outcome:
-        """Every prompt of ``asked`` the cache cannot answer, sent by batch and its answer cached."""
-        lines: dict[str, bytes] = {}
-        for prompts, decoding in asked:
-            keys = cache_keys(self, prompts, decoding)
-            hits = self._cache.get_many(keys)
-            for key, prompt in zip(keys, prompts, strict=True):
-                if key not in hits and key not in lines:
-                    lines[key] = request_line(key, self.batcher.api.model, prompt, decoding)
+        """Every prompt of ``asked`` the cache cannot answer, sent by batch and its answer cached. The cache
+        is read under the lock: a process that waited on another's batches finds their answers."""
         with self._lock():
+            lines: dict[str, bytes] = {}
+            for prompts, decoding in asked:
+                keys = cache_keys(self, prompts, decoding)
+                hits = self._cache.get_many(keys)
+                for key, prompt in zip(keys, prompts, strict=True):
+                    if key not in hits and key not in lines:
+                        lines[key] = request_line(key, self.batcher.api.model, prompt, decoding)
             outcome = self._loop.run_until_complete(self.batcher.answer(lines))
         self.failed.update(outcome.failed)
         return outcome
