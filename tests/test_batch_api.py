@@ -9,7 +9,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -153,6 +155,28 @@ def test_an_expired_batch_is_said_and_its_unanswered_prompts_sent_again(tmp_path
     said = [line for line in run.output.splitlines() if f"batch {first} expired" in line]
     assert len(said) == 1 and f"{PROMPTS - PROMPTS // 2} of its {PROMPTS} requests unanswered" in said[0]
     assert server.chat_requests() == 0
+
+
+def test_a_cancelled_batch_is_said_and_its_prompts_sent_again(tmp_path: Path) -> None:
+    server = BatchServer(delay=600)
+    with server.running():
+        got: list[SuiteRun] = []
+        running = threading.Thread(target=lambda: got.append(run_suite(tmp_path, *_args(server, tmp_path))))
+        running.start()
+        deadline = time.monotonic() + 180
+        while not server.created:
+            assert running.is_alive() and time.monotonic() < deadline, "no batch was created"
+            time.sleep(0.1)
+        first = server.created[0]
+        server.delay = 0  # the batch sent again answers at once
+        cancel = urllib.request.Request(f"{server.url}/batches/{first}/cancel", method="POST", data=b"")
+        urllib.request.urlopen(cancel, timeout=10).close()  # cancelled from the provider's console, say
+        running.join(300)
+    (run,) = got
+    _all_answered(run)
+    assert len(server.created) == 2 and server.batch_prompts(server.created[1]) == PROMPTS
+    said = [line for line in run.output.splitlines() if f"batch {first} cancelled" in line]
+    assert len(said) == 1 and f"{PROMPTS} of its {PROMPTS} requests unanswered, sent again" in said[0]
 
 
 def _two_fail_once(index: int, attempt: int) -> Fault:
