@@ -68,6 +68,24 @@ class BackendOptions:
     """vllm: seconds the server may take to report healthy."""
     vllm_servers: tuple[tuple[str, str], ...] = ()
     """vllm: (model name, base URL) of servers this run already started, shared by its xdist workers."""
+    batch: BatchOptions | None = None
+    """api: --batch (the provider's batch API instead of live requests); None: live requests."""
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """--batch and its options (backends/batch_backend.py)."""
+
+    cache_path: Path
+    """The response cache file: batch answers go into it, the batch records beside it."""
+    wait: float | None = None
+    """Seconds the run waits for its batches (None: until they end, the provider's 24 hours at most)."""
+    poll: float = 30.0
+    """Seconds between two status checks of the running batches."""
+    fallback: str = "batch"
+    """`batch`: failed requests go into a later batch; `live`: they are asked live when their case runs."""
+    rounds: int = 2
+    """Times a request a batch did not answer is sent again in a later batch, within one run."""
 
 
 class SelectionError(ValueError):

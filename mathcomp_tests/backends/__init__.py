@@ -21,14 +21,16 @@ REGISTRY: dict[str, str] = {
     "api": "mathcomp_tests.backends.api:APIBackend",
     "vllm": "mathcomp_tests.backends.vllm:VLLMBackend",
     "completions": "mathcomp_tests.backends.completions:CompletionsBackend",
+    "batch": "mathcomp_tests.backends.batch_backend:BatchBackend",
 }
 """Model kind -> ``module:Class``; the class is called with (model name, BackendOptions). An api model
-with --api-batching=completions is served by `completions`."""
+with --api-batching=completions is served by `completions`, under --batch by `batch`."""
 
 
 def create(spec: ModelSpec, options: BackendOptions) -> Backend:
     """The backend for a resolved --model; heavy libraries load here, not at import time."""
     kind = "completions" if spec.kind == "api" and options.api_batching == "completions" else spec.kind
+    kind = "batch" if spec.kind == "api" and options.batch is not None else kind
     target = REGISTRY.get(kind)
     if target is None:
         raise BackendError(f"no backend for model kind {kind!r}; known: {', '.join(REGISTRY)}")

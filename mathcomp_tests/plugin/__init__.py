@@ -31,7 +31,7 @@ from ..settings import SelectionError, Settings, conditions
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.result import CaseResult
-from . import options, origins, progress, report_copy, serving, standing, terminal
+from . import batch_phase, options, origins, progress, report_copy, serving, standing, terminal
 from .completeness import Tracker, write_incomplete
 from .finish import finish
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
@@ -66,6 +66,7 @@ def pytest_configure(config: pytest.Config) -> None:
         run_id = workerinput["mathcomp_run_id"] if workerinput else results.new_run_id(settings.model)
         worker = workerinput["workerid"] if workerinput else "main"
         run = Run(settings, run_id, worker)
+        batch_phase.check(run)
         if not config.option.collectonly:
             run.check_folders()
             _ = run.backend  # created and probed once, here: a model that cannot answer stops the run now
@@ -117,6 +118,8 @@ def pytest_configure(config: pytest.Config) -> None:
     tracker = config.stash[_TRACKER] = Tracker()
     config.pluginmanager.register(tracker, "mathcomp-completeness")
     tracker.install()
+    if settings.backend.batch is not None and not (workerinput is None and _has_workers(config)):
+        config.pluginmanager.register(batch_phase.BatchPhase(run), "mathcomp-batch")
     if workerinput is None and not config.option.collectonly:
         run.run_dir.mkdir(parents=True, exist_ok=True)
         report_copy.configure(config, run.run_dir)  # report.html in the run folder, with or without --html

@@ -10,7 +10,7 @@ from ..records import items as records
 from ..records import results
 from ..run import GENERATED, REVEAL_AFTER
 from ..verdict import completeness
-from . import standing
+from . import batch_phase, standing
 from .completeness import Tracker
 from .state import State
 
@@ -39,6 +39,9 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     state.summary["cases_reported"] = len(tracker.reported)
     state.summary["records_dropped"] = dropped
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
+    batched = batch_phase.summary(session.config.pluginmanager.get_plugin("mathcomp-batch"))
+    if batched is not None:
+        state.summary["batch"] = batched
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
     if run.settings.update_baseline is not None:

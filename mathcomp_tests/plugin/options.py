@@ -20,7 +20,7 @@ from ..protocols import PROTOCOLS
 from ..rootdir import cache_dir as default_cache_dir
 from ..settings import DEFAULT_MODEL, BackendOptions, SelectionError, Settings, select
 from ..types import ALL_FRAMINGS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS
-from . import ranges, server_options, vllm_options
+from . import batch_options, ranges, server_options, vllm_options
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",
@@ -119,6 +119,7 @@ def add(parser: pytest.Parser) -> None:
         choices=("generate", "logprob"),
     )
     server_options.add(option)
+    batch_options.add(option, group)
     vllm_options.add(option)
     option(
         "--max-new-tokens",
@@ -290,6 +291,8 @@ def settings(config: pytest.Config) -> Settings:
     cache_dir = default_cache_dir(opt("cache_dir"), root)
     identities_file = Path(opt("identities_file")) if opt("identities_file") else None
     thresholds = thresholds_path(opt("thresholds"), root)
+    cache_path = None if config.getoption("no_cache") else cache_dir / "responses.sqlite"
+    batch = batch_options.settings(opt, cache_path)
     return Settings(
         model=opt("model"),
         prompt_set=opt("prompt_set"),
@@ -328,6 +331,7 @@ def settings(config: pytest.Config) -> Settings:
             vllm_gpu_memory_utilization=opt("vllm_gpu_memory_utilization"),
             vllm_args=opt("vllm_args") or "",
             vllm_start_timeout=opt("vllm_start_timeout"),
+            batch=batch,
         ),
         max_error_rate=opt("max_error_rate"),
         max_new_tokens=opt("max_new_tokens"),
@@ -339,7 +343,7 @@ def settings(config: pytest.Config) -> Settings:
         chat_template=opt("chat_template"),
         temperature=opt("temperature"),
         samples=opt("samples"),
-        cache_path=None if config.getoption("no_cache") else cache_dir / "responses.sqlite",
+        cache_path=cache_path,
         reports_dir=Path(opt("reports_dir") or root / "reports"),
         generated=opt("generated"),
         hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),

@@ -28,6 +28,8 @@ OPTIONS: tuple[tuple[str, float, float | None, bool], ...] = (
     ("--max-connection-failures", 1, None, False),
     ("--server-timeout", 0, None, True),
     ("--max-error-streak", 1, None, False),
+    ("--batch-wait", 0, None, True),
+    ("--batch-poll", 0, None, True),
     ("--vllm-tensor-parallel-size", 1, None, False),
     ("--vllm-data-parallel-size", 1, None, False),
     ("--vllm-max-model-len", 1, None, False),

@@ -211,6 +211,7 @@ def run_header_html(run: Mapping[str, Any]) -> str:
         ("failed requests", percent(overall["error_rate"])),
         *_usage_rows(run),
         ("cost", "unknown" if cost is None else f"${cost:.4f}"),
+        *_batch_rows(run.get("batch")),
     ]
     baseline = run.get("baseline")
     if baseline:
@@ -257,3 +258,14 @@ def _usage_rows(run: Mapping[str, Any]) -> list[tuple[str, str]]:
             f"from the cache {cached_in} / {cached_out}",
         ),
     ]
+
+
+def _batch_rows(batch: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """Under --batch: what was sent by batch, and what the batch price saved against live requests."""
+    if not batch:
+        return []
+    sent = f"{batch['requests_sent']} requests in {len(batch['batches_created'])} new batches"
+    sent += f", {len(batch['batches_resumed'])} resumed; {batch['answered']} answered, {batch['failed']} failed"
+    saved = batch.get("saved_usd")
+    price = "unknown" if saved is None else f"${batch['cost_usd']:.4f} at the batch price, ${saved:.4f} saved"
+    return [("batch API", sent), ("batch cost", f"{price} ({batch['pricing']})")]

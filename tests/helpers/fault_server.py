@@ -244,6 +244,9 @@ class FaultServer:
         text = "" if fault.kind == "empty" else (fault.text if fault.text is not None else self.answer)
         return web.json_response(_completion(self.reply_model or body.get("model", "unknown"), prompt, text))
 
+    def add_routes(self, app: web.Application) -> None:
+        """Further endpoints a subclass serves (the batch fake: files and batches)."""
+
     @contextmanager
     def running(self) -> Iterator[FaultServer]:
         """Serve from a background thread until the block ends (or `lifetime` runs out)."""
@@ -282,6 +285,7 @@ async def _start(server: FaultServer) -> web.AppRunner:
     app.router.add_get("/v1/models", server._models)
     app.router.add_post("/v1/completions", server._completions)
     app.router.add_get("/health", server._health)
+    server.add_routes(app)
     runner = web.AppRunner(app, access_log=None, handler_cancellation=False)
     await runner.setup()
     sock = socket.socket()

@@ -1,0 +1,112 @@
+"""--batch before the first case: every plain prompt of the selected cases that the cache cannot answer goes
+to the provider's batches, and the run waits (bounded by --batch-wait) until they are answered into the
+cache; the cases then read them as cached answers. When the wait runs out the session stops before any
+case (INCOMPLETE: the run cannot pass) and the next run resumes the same batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from ..backends.base import BackendError
+from ..backends.batch_run import BatchWaitError, Outcome
+from ..run import Run
+from ..types import PLAIN, Condition, Decoding, Prompt
+
+BATCHED_TESTS = ("test_framing", "test_generated")
+"""Suite tests whose plain cases are asked by batch before the first case."""
+
+
+def check(run: Run) -> None:
+    """--batch names an API model: any other is a usage error, not a silently live run."""
+    from ..settings import SelectionError
+
+    if run.settings.backend.batch is not None and run.spec.kind != "api":
+        raise SelectionError(
+            f"--batch applies only to an API model (openai/<name>), and --model={run.spec.given} is "
+            f"{run.spec.kind}; drop --batch"
+        )
+
+
+class BatchPhase:
+    """Registered in the process that runs the cases (the only one, or each xdist worker)."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.outcome: Outcome | None = None
+        """Everything sent and collected by batch (before the cases and during them)."""
+        self.pricing = ""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        if session.config.option.collectonly or not session.items:
+            return
+        from ..backends.batch_backend import BatchBackend
+
+        backend = getattr(self.run.backend, "inner", None)
+        if not isinstance(backend, BatchBackend):
+            return
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            backend.say = lambda line: terminal.write_line(f"mathcomp --batch: {line}")
+        try:
+            backend.prefetch(asked(self.run, session.items))
+        except (BatchWaitError, BackendError) as exc:  # the wait ran out, or the provider is gone
+            session.shouldstop = str(exc)
+            raise session.Interrupted(str(exc)) from exc
+        finally:
+            self.outcome, self.pricing = backend.batcher.total, backend.price.source
+        if self.outcome.answered:
+            backend.say(cost_line(self.outcome, self.pricing))
+
+
+def asked(run: Run, items: Sequence[pytest.Item]) -> list[tuple[list[Prompt], Decoding]]:
+    """The plain prompts of every selected case of test_framing and test_generated, by decoding."""
+    out = []
+    seen: set[tuple[Condition, bool]] = set()
+    for item in items:
+        test = getattr(item, "originalname", "")
+        condition = getattr(getattr(item, "callspec", None), "params", {}).get("condition")
+        if test not in BATCHED_TESTS or not isinstance(condition, Condition) or condition.protocol != PLAIN:
+            continue
+        generated = test == "test_generated"
+        if (condition, generated) in seen:
+            continue
+        seen.add((condition, generated))
+        prompts = run.prompts_for(condition, run.generated if generated else None)
+        out += [(prompts, decoding) for decoding in run.decodings(condition)]
+    return out
+
+
+def cost_line(outcome: Outcome, pricing: str) -> str:
+    """What the answers collected by batch cost, and what the batch path saved against live requests."""
+    n = len(outcome.answered)
+    if not outcome.live_cost_usd:
+        return f"{n} answers by batch; batch price: {pricing}"
+    saved = outcome.live_cost_usd - outcome.cost_usd
+    return (
+        f"{n} answers by batch cost ${outcome.cost_usd:.6f} ({pricing}); ${saved:.6f} saved against "
+        f"${outcome.live_cost_usd:.6f} live"
+    )
+
+
+def summary(phase: Any) -> dict[str, Any] | None:
+    """summary.json's `batch`: what this process sent and collected by batch (None without --batch)."""
+    outcome = getattr(phase, "outcome", None)
+    if outcome is None:
+        return None
+    known = bool(outcome.live_cost_usd)
+    return {
+        "batches_created": list(outcome.created),
+        "batches_resumed": list(outcome.resumed),
+        "requests_sent": outcome.requests_sent,
+        "answered": len(outcome.answered),
+        "failed": len(outcome.failed),
+        "pricing": phase.pricing,
+        "cost_usd": outcome.cost_usd if known else None,
+        "live_cost_usd": outcome.live_cost_usd if known else None,
+        "saved_usd": outcome.live_cost_usd - outcome.cost_usd if known else None,
+    }

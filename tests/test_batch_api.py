@@ -1,0 +1,255 @@
+"""--batch: a whole run answered through a FAKE of OpenAI's Files and Batches endpoints (tests/helpers/
+fake_batch_server.py), a rerun that sends nothing, a run killed while it waits then resumed without a new
+batch, an expired batch, a batch with failed requests, --batch-wait running out, and the batch price."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from helpers.fake_batch_server import BatchServer
+from helpers.fault_server import OK, Fault
+from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.usage import assert_usage_error
+
+from mathcomp_tests.backends.batch_api import split
+
+LIMIT = 6
+CASES = 2
+PROMPTS = LIMIT * CASES
+
+
+def _args(server: BatchServer, tmp_path: Path, *more: str) -> tuple[str, ...]:
+    thresholds = tmp_path / "thresholds.toml"
+    thresholds.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
+    return (
+        "--model=openai/gpt-4o-mini",
+        f"--api-base={server.url}",
+        f"--limit={LIMIT}",
+        "--framings=neutral,direct-more",
+        "--positions=end",
+        "--batch",
+        "--batch-poll=0.2",
+        f"--thresholds={thresholds}",
+        *more,
+    )
+
+
+def _all_answered(run: SuiteRun) -> None:
+    assert run.returncode == 0, run.output
+    records = run.records
+    assert len(records) == PROMPTS and all(r["status"] == "ok" for r in records), run.output
+
+
+def test_a_whole_run_by_batch_then_a_rerun_that_sends_nothing(tmp_path: Path) -> None:
+    server = BatchServer(delay=1.0)
+    with server.running():
+        first = run_suite(tmp_path, *_args(server, tmp_path))
+        sent_first = list(server.batch_requests)
+        again = run_suite(tmp_path, *_args(server, tmp_path))
+    _all_answered(first)
+    assert server.chat_requests() == 0, "no live completion request: every prompt went by batch"
+    (batch,) = server.created
+    assert server.batch_prompts(batch) == PROMPTS
+    assert f"batch {batch}: created with {PROMPTS} requests" in first.output
+    assert f"batch {batch}: completed, {PROMPTS} of {PROMPTS} answered, 0 failed" in first.output
+    assert first.summary["batch"]["requests_sent"] == PROMPTS
+    assert first.summary["batch"]["batches_created"] == [batch]
+    record = json.loads((tmp_path / "cache" / "batches" / f"{batch}.json").read_text())
+    assert record["done"] and record["outcome"] == "completed" and len(record["keys"]) == PROMPTS
+
+    _all_answered(again)
+    assert server.batch_requests == sent_first, "the rerun asked the provider nothing"
+    assert server.chat_requests() == 0
+    assert all(r["cached"] for r in again.records)
+    assert [r["raw"] for r in again.records] == [r["raw"] for r in first.records]
+
+
+def test_the_answers_are_the_live_path_s_answers(tmp_path: Path) -> None:
+    """A run by batch, then the same run live on the same cache: the live run finds every answer cached
+    (the keys are the live path's), and the records cannot tell the two apart but by the price."""
+    server = BatchServer()
+    with server.running():
+        batched = run_suite(tmp_path, *_args(server, tmp_path))
+        live_args = [a for a in _args(server, tmp_path) if not a.startswith("--batch")]
+        live = run_suite(tmp_path, *live_args)
+    _all_answered(batched)
+    _all_answered(live)
+    assert server.chat_requests() == 0, "the live run asked nothing: the batch answers are under its keys"
+    assert live.summary["prompts_sent"] == 0
+    strip = ("cached", "run_id", "cost")
+    left = [{k: v for k, v in r.items() if k not in strip} for r in batched.records]
+    right = [{k: v for k, v in r.items() if k not in strip} for r in live.records]
+    assert left == right
+
+
+def test_xdist_workers_share_one_batch(tmp_path: Path) -> None:
+    """Each worker asks for the whole selection: the one that waits second finds it answered."""
+    server = BatchServer(delay=1.0)
+    with server.running():
+        run = run_suite(tmp_path, *_args(server, tmp_path, "-n", "2"))
+    _all_answered(run)
+    assert len(server.created) == 1, server.created
+    assert server.chat_requests() == 0
+
+
+def test_killed_while_waiting_then_the_rerun_resumes_the_same_batch(tmp_path: Path) -> None:
+    server = BatchServer(delay=600)
+    with server.running():
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+        command += [f"--reports-dir={tmp_path / 'reports'}", f"--cache-dir={tmp_path / 'cache'}"]
+        command += ["--deselect=mathcomp_tests/suite/test_generated.py", *_args(server, tmp_path)]
+        with open(tmp_path / "killed.log", "wb") as log:
+            proc = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+        try:
+            deadline = time.monotonic() + 180  # a loaded machine starts pytest slowly
+            while not server.created or not list((tmp_path / "cache" / "batches").glob("*.json")):
+                assert proc.poll() is None, (tmp_path / "killed.log").read_text()
+                assert time.monotonic() < deadline, "no batch was created"
+                time.sleep(0.1)
+            time.sleep(0.5)  # it waits on the batch now
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+        assert proc.returncode == -signal.SIGKILL
+        (batch,) = server.created
+        server.delay = 0  # the batch completed while nobody waited
+        rerun = run_suite(tmp_path, *_args(server, tmp_path))
+    _all_answered(rerun)
+    assert server.created == [batch], "the rerun created no new batch"
+    assert server.chat_requests() == 0
+    assert f"batch {batch}: resumed ({PROMPTS} requests" in rerun.output
+    assert rerun.summary["batch"]["batches_resumed"] == [batch]
+    assert rerun.summary["batch"]["requests_sent"] == 0
+
+
+def test_batch_wait_runs_out_the_run_is_incomplete_and_the_next_resumes(tmp_path: Path) -> None:
+    server = BatchServer(delay=600)
+    with server.running():
+        waited = run_suite(tmp_path, *_args(server, tmp_path, "--batch-wait=1"))
+        server.delay = 0
+        resumed = run_suite(tmp_path, *_args(server, tmp_path))
+    assert waited.returncode != 0, waited.output
+    assert "INCOMPLETE" in waited.output and "--batch-wait=1s ran out with 1 batch(es) still running" in waited.output
+    assert waited.summary["status"] == "incomplete"
+    assert any("--batch-wait" in reason for reason in waited.summary["incomplete_reasons"])
+    _all_answered(resumed)
+    assert len(server.created) == 1 and server.chat_requests() == 0
+
+
+def test_an_expired_batch_is_said_and_its_unanswered_prompts_sent_again(tmp_path: Path) -> None:
+    server = BatchServer(outcome=lambda number: "expired" if number == 0 else "completed")
+    with server.running():
+        run = run_suite(tmp_path, *_args(server, tmp_path))
+    _all_answered(run)
+    first, second = server.created
+    assert server.batch_prompts(second) == PROMPTS - PROMPTS // 2
+    said = [line for line in run.output.splitlines() if f"batch {first} expired" in line]
+    assert len(said) == 1 and f"{PROMPTS - PROMPTS // 2} of its {PROMPTS} requests unanswered" in said[0]
+    assert server.chat_requests() == 0
+
+
+def test_a_cancelled_batch_is_said_and_its_prompts_sent_again(tmp_path: Path) -> None:
+    server = BatchServer(delay=600)
+    with server.running():
+        got: list[SuiteRun] = []
+        running = threading.Thread(target=lambda: got.append(run_suite(tmp_path, *_args(server, tmp_path))))
+        running.start()
+        deadline = time.monotonic() + 180
+        while not server.created:
+            assert running.is_alive() and time.monotonic() < deadline, "no batch was created"
+            time.sleep(0.1)
+        first = server.created[0]
+        server.delay = 0  # the batch sent again answers at once
+        cancel = urllib.request.Request(f"{server.url}/batches/{first}/cancel", method="POST", data=b"")
+        urllib.request.urlopen(cancel, timeout=10).close()  # cancelled from the provider's console, say
+        running.join(300)
+    (run,) = got
+    _all_answered(run)
+    assert len(server.created) == 2 and server.batch_prompts(server.created[1]) == PROMPTS
+    said = [line for line in run.output.splitlines() if f"batch {first} cancelled" in line]
+    assert len(said) == 1 and f"{PROMPTS} of its {PROMPTS} requests unanswered, sent again" in said[0]
+
+
+def _two_fail_once(index: int, attempt: int) -> Fault:
+    return Fault("server-error") if index < 2 and attempt == 0 else OK
+
+
+def test_failed_requests_in_a_batch_go_into_a_later_batch(tmp_path: Path) -> None:
+    server = BatchServer(schedule=_two_fail_once)
+    with server.running():
+        run = run_suite(tmp_path, *_args(server, tmp_path))
+    _all_answered(run)
+    first, second = server.created
+    assert server.batch_prompts(second) == 2
+    assert f"batch {first}: completed, {PROMPTS - 2} of {PROMPTS} answered, 2 failed" in run.output
+    assert server.chat_requests() == 0
+
+
+def test_failed_requests_never_answered_are_item_errors_not_answers(tmp_path: Path) -> None:
+    server = BatchServer(schedule=lambda index, attempt: Fault("server-error") if index == 0 else OK)
+    with server.running():
+        run = run_suite(tmp_path, *_args(server, tmp_path, "--max-error-rate=1"))
+    assert len(server.created) == 3, "sent, then sent again twice"
+    errors = [r for r in run.records if r["status"] == "error"]
+    assert len(errors) == 1 and "no batch answered this request" in errors[0]["error"]
+    assert server.chat_requests() == 0
+
+
+def test_batch_fallback_live_asks_the_failed_requests_live(tmp_path: Path) -> None:
+    server = BatchServer(schedule=_two_fail_once)
+    with server.running():
+        run = run_suite(tmp_path, *_args(server, tmp_path, "--batch-fallback=live"))
+    _all_answered(run)
+    assert len(server.created) == 1
+    assert server.chat_requests() == 2, "the two failed requests, asked live by their case"
+
+
+def test_batch_answers_cost_the_batch_price(tmp_path: Path) -> None:
+    """gpt-4o-mini has batch prices in litellm's map: 7.5e-8 per input token, 3e-7 per output token."""
+    server = BatchServer()
+    with server.running():
+        run = run_suite(tmp_path, *_args(server, tmp_path))
+    _all_answered(run)
+    for record in run.records:
+        expected = record["input_tokens"] * 7.5e-8 + record["output_tokens"] * 3e-7
+        assert record["cost"] == pytest.approx(expected)
+    saved = run.summary["batch"]["saved_usd"]
+    assert saved == pytest.approx(sum(r["cost"] for r in run.records))  # half the live price, saved
+    said = [line for line in run.output.splitlines() if "answers by batch cost" in line]
+    assert len(said) == 1 and "litellm's batch prices" in said[0] and "saved against" in said[0]
+    page = (run.run_dir / "report.html").read_text()
+    assert f"${saved:.4f} saved" in page and "batch API" in page
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (("--model=symbolic", "--batch"), "--batch applies only to an API model"),
+        (("--model=symbolic", "--batch-wait=5"), "--batch-wait=5.0 applies only with --batch"),
+        (("--model=openai/x", "--batch", "--batch-wait=0"), "--batch-wait=0.0"),
+    ],
+)
+def test_bad_batch_options_are_usage_errors(tmp_path: Path, extra: tuple[str, ...], expected: str) -> None:
+    assert_usage_error(run_suite(tmp_path, "--limit=2", *extra), expected)
+
+
+def test_batch_needs_the_cache(tmp_path: Path) -> None:
+    assert_usage_error(
+        run_suite(tmp_path, "--limit=2", "--model=openai/x", "--batch", cache=False), "--batch needs the response cache"
+    )
+
+
+def test_input_files_are_cut_at_the_request_and_byte_limits() -> None:
+    lines = [b"x" * 10] * 7
+    assert split(lines, max_requests=3, max_bytes=1000) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert split(lines, max_requests=100, max_bytes=25) == [[0, 1], [2, 3], [4, 5], [6]]
+    assert split([], max_requests=3, max_bytes=25) == []
