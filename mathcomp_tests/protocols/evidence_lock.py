@@ -4,6 +4,9 @@ Turn 1 asks for each person's total only: no comparison, no cue (the shared tota
 the totals read from turn 1 as locked, then asks the case's own framed question in the case's format; its
 answer is read by the format's reader. Where turn 1 gave no readable totals, turn 2 points back to "the
 totals you gave above" instead of repeating them. A failed turn 1 is an error; turn 2 is not asked.
+Turn 1's reply is carried into the conversation without a last line the token budget cut off (SmolLM2
+repeats its totals until cut mid-number): the model is not shown a half-written total that contradicts
+the locked ones. Its record keeps the reply whole.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Sequence
 
 from .. import formats
 from ..backends.base import Backend, OnResponse
-from ..reading.totals import Totals, show
+from ..reading.totals import Totals, finished, show
 from ..types import Decoding, Message, Prompt, Turn
 from .base import Kit, ProtocolAnswer, error_prediction, send, turn_prompt, user
 from .totals import ask_totals
@@ -35,7 +38,8 @@ def label_prompt(prompt: Prompt, first: Turn, got: Totals, kit: Kit) -> Prompt:
         question=part.question,
         instructions=part.instructions,
     )
-    messages = [*first.prompt.messages, Message("assistant", first.response.text), user(text)]
+    said = finished(first.response.text, got.cut)
+    messages = [*first.prompt.messages, Message("assistant", said), user(text)]
     return turn_prompt(prompt, messages, "label")
 
 

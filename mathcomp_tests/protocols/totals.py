@@ -32,11 +32,17 @@ def ask_totals(
     """Turn 1 for every prompt in one batch, and the totals read from each reply."""
     asked = [totals_prompt(p, kit) for p in prompts]
     kind = f"totals-{style(prompts[0].condition)}" if prompts else "totals-short"
-    responses = send(backend, asked, kit.decoding(decoding, kind), on_response)
-    return [(Turn("totals", q, r), _read(q, r)) for q, r in zip(asked, responses, strict=True)]
+    budget = kit.decoding(decoding, kind)
+    responses = send(backend, asked, budget, on_response)
+    return [(Turn("totals", q, r), _read(q, r, budget)) for q, r in zip(asked, responses, strict=True)]
 
 
-def _read(prompt: Prompt, response: Response) -> totals.Totals:
+def cut(response: Response, decoding: Decoding) -> bool:
+    """Whether the reply used its whole new-token budget (so its last line may be unfinished)."""
+    return response.output_tokens is not None and response.output_tokens >= decoding.max_new_tokens
+
+
+def _read(prompt: Prompt, response: Response, decoding: Decoding) -> totals.Totals:
     if response.error is not None:
         return totals.Totals(None, None, "error: no answer")
-    return totals.read(response.text, prompt.person_a, prompt.person_b)
+    return totals.read(response.text, prompt.person_a, prompt.person_b, cut(response, decoding))

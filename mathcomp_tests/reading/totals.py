@@ -2,7 +2,9 @@
 
 Numbers are read exactly (sympy Rationals): `12`, `-3.5`, `1,250`, `$40`, `7/2`, `12 hours`. The last
 line naming a person wins (a model that corrects itself ends with its final totals). A person with no
-readable total leaves the answer unread; it is never guessed.
+readable total leaves the answer unread; it is never guessed. A reply cut at its token budget ends in an
+unfinished line (SmolLM2 repeats its two lines until the budget cuts `PERSON_A: 14` to `PERSON_A: 1`):
+that line is never read.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class Totals:
     b: sympy.Rational | None
     rule: str
     """`totals` when both were read, else `invalid: ...` naming who had no readable total."""
+    cut: bool = False
+    """The reply was cut at its token budget: its unfinished last line was not read."""
 
     @property
     def read(self) -> bool:
@@ -51,13 +55,22 @@ def _last_total(text: str, name: str) -> sympy.Rational | None:
     return found[-1] if found else None
 
 
-def read(text: str, person_a: str, person_b: str) -> Totals:
-    """Both persons' totals from ``text``, by the names the question gave them."""
-    a, b = _last_total(text, person_a), _last_total(text, person_b)
+def finished(text: str, cut: bool) -> str:
+    """``text`` without its unfinished last line when the reply was ``cut`` at its token budget."""
+    if not cut or text.endswith("\n"):
+        return text
+    return text.rpartition("\n")[0]
+
+
+def read(text: str, person_a: str, person_b: str, cut: bool = False) -> Totals:
+    """Both persons' totals from ``text``, by the names the question gave them (``cut``: see ``finished``)."""
+    kept = finished(text, cut)
+    a, b = _last_total(kept, person_a), _last_total(kept, person_b)
     missing = [name for name, value in ((person_a, a), (person_b, b)) if value is None]
     if missing:
-        return Totals(a, b, f"invalid: no total for {' and '.join(missing)}")
-    return Totals(a, b, "totals")
+        why = " (cut at the token budget)" if cut else ""
+        return Totals(a, b, f"invalid: no total for {' and '.join(missing)}{why}", cut)
+    return Totals(a, b, "totals", cut)
 
 
 def compare(totals: Totals) -> str | None:
