@@ -47,13 +47,14 @@ TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 @dataclass(frozen=True)
 class Lora:
     kind: str
-    steps: int = 10
+    examples: int = 64
+    epochs: int = 6
     batch_size: int = 8
     rank: int = 8
     alpha: int = 16
-    layers: int = 4
-    """How many of the last decoder layers get an adapter: gradients flow through those only (speed)."""
-    lr: float = 3e-3
+    layers: int = 2
+    """How many of the last decoder layers get an adapter: the layers below run once per example (speed)."""
+    lr: float = 5e-3
     formats: tuple[str, ...] = ("one-word", "json")
     threads: int = 2
     seed: int = 20261125
@@ -92,24 +93,64 @@ def examples(kind: str, n: int, seed: int, tokenizer: Any, formats: tuple[str, .
     return out
 
 
-def _label_loss(model: Any, tokenizer: Any, label_ids: LabelTokens, batch: list[Example]) -> Any:
-    """Cross-entropy of the true label over the three label masses the hf backend scores."""
+@dataclass
+class Batch:
+    """A batch's inputs to the first adapted layer, computed once: the frozen layers below never run again."""
+
+    hidden: Any
+    mask: Any
+    positions: Any
+    label_ids: list[dict[str, list[int]]]
+    target: Any
+
+
+def _batches(model: Any, tokenizer: Any, data: list[Example], settings: Lora) -> list[Batch]:
+    """Run the frozen layers once over ``data`` (no gradients) and keep what the adapted layers read."""
     import torch
 
-    enc = tokenizer([e.text for e in batch], return_tensors="pt", padding=True, add_special_tokens=False)
-    mask = enc["attention_mask"]
-    logits = model(
-        input_ids=enc["input_ids"], attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
-        use_cache=False, logits_to_keep=1,
-    ).logits[:, -1, :]  # fmt: skip
+    inner = model.get_base_model().model
+    layers, norm = inner.layers, inner.norm
+    cut = len(layers) - settings.layers
+    inner.layers, inner.norm = layers[:cut], torch.nn.Identity()
+    label_ids = LabelTokens(lambda t: list(tokenizer(t, add_special_tokens=False)["input_ids"]), "smollm2")
+    out = []
+    try:
+        for i in range(0, len(data), settings.batch_size):
+            chunk = data[i : i + settings.batch_size]
+            enc = tokenizer([e.text for e in chunk], return_tensors="pt", padding=True, add_special_tokens=False)
+            mask = enc["attention_mask"]
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            with torch.no_grad():
+                hidden = inner(
+                    input_ids=enc["input_ids"], attention_mask=mask, position_ids=positions, use_cache=False
+                ).last_hidden_state
+            target = torch.tensor([LABELS.index(e.label) for e in chunk])
+            out.append(Batch(hidden, mask, positions, [label_ids(e.text) for e in chunk], target))
+    finally:
+        inner.layers, inner.norm = layers, norm
+    return out
+
+
+def _label_loss(model: Any, batch: Batch, adapted: Any) -> Any:
+    """Cross-entropy of the trained label over the three label masses the hf backend scores, through the
+    adapted layers only (their input cached)."""
+    import torch
+
+    inner = model.get_base_model().model
+    layers = inner.layers
+    inner.layers = adapted
+    try:
+        logits = model(
+            inputs_embeds=batch.hidden, attention_mask=batch.mask, position_ids=batch.positions,
+            use_cache=False, logits_to_keep=1,
+        ).logits[:, -1, :]  # fmt: skip
+    finally:
+        inner.layers = layers
     logp = logits.float().log_softmax(-1)
-    rows = []
-    for r, e in enumerate(batch):
-        ids = label_ids(e.text)
-        rows.append(torch.stack([logp[r, ids[y]].logsumexp(-1) for y in LABELS]))
-    masses = torch.stack(rows)
-    target = torch.tensor([LABELS.index(e.label) for e in batch])
-    return torch.nn.functional.cross_entropy(masses, target)
+    masses = torch.stack(
+        [torch.stack([logp[r, ids[y]].logsumexp(-1) for y in LABELS]) for r, ids in enumerate(batch.label_ids)]
+    )
+    return torch.nn.functional.cross_entropy(masses, batch.target)
 
 
 def train(base: Path, out: Path, settings: Lora, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -121,7 +162,7 @@ def train(base: Path, out: Path, settings: Lora, log: Callable[[str], None] = pr
     if settings.kind not in KINDS:
         raise ValueError(f"kind {settings.kind!r}: expected one of {', '.join(KINDS)}")
     started = time.monotonic()
-    random.seed(settings.seed)
+    rng = random.Random(settings.seed)
     torch.manual_seed(settings.seed)
     torch.set_num_threads(settings.threads)
     with contextlib.suppress(RuntimeError):
@@ -129,35 +170,36 @@ def train(base: Path, out: Path, settings: Lora, log: Callable[[str], None] = pr
     tokenizer = AutoTokenizer.from_pretrained(base, padding_side="left")
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    model: Any = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     layers = model.config.num_hidden_layers
     config = LoraConfig(
         r=settings.rank, lora_alpha=settings.alpha, lora_dropout=0.0, target_modules=list(TARGETS),
         layers_to_transform=list(range(layers - settings.layers, layers)), bias="none",
     )  # fmt: skip
     model = get_peft_model(model, config)
-    label_ids = LabelTokens(lambda t: list(tokenizer(t, add_special_tokens=False)["input_ids"]), "smollm2")
-    data = examples(settings.kind, settings.steps * settings.batch_size, settings.seed, tokenizer, settings.formats)
+    data = examples(settings.kind, settings.examples, settings.seed, tokenizer, settings.formats)
+    batches = _batches(model, tokenizer, data, settings)
+    log(f"{len(data)} examples through the frozen layers ({time.monotonic() - started:.0f} s)")
+    adapted = model.get_base_model().model.layers[layers - settings.layers :]
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=settings.lr)
     losses = []
     model.train()
-    for step in range(settings.steps):
-        batch = data[step * settings.batch_size : (step + 1) * settings.batch_size]
-        loss = _label_loss(model, tokenizer, label_ids, batch)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(round(loss.item(), 4))
-        log(f"step {step + 1}/{settings.steps}: loss {losses[-1]:.3f} ({time.monotonic() - started:.0f} s)")
+    for epoch in range(settings.epochs):
+        epoch_loss = 0.0
+        for batch in rng.sample(batches, len(batches)):
+            loss = _label_loss(model, batch, adapted)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            epoch_loss += loss.item() / len(batches)
+        losses.append(round(epoch_loss, 4))
+        log(f"epoch {epoch + 1}/{settings.epochs}: loss {losses[-1]:.3f} ({time.monotonic() - started:.0f} s)")
     merged = model.merge_and_unload().eval()
     record = {
         "base": str(base),
         "kind": settings.kind,
         "settings": asdict(settings),
-        "examples": len(data),
-        "loss_first": losses[0],
-        "loss_last_5": round(sum(losses[-5:]) / len(losses[-5:]), 4),
-        "losses": losses,
+        "epoch_losses": losses,
         "train_seconds": round(time.monotonic() - started, 1),
     }
     _save(merged, tokenizer, out, record)
@@ -190,7 +232,7 @@ def _card(record: dict[str, Any]) -> str:
     return (
         f"# SmolLM2-135M-Instruct, LoRA `{record['kind']}`\n\n"
         f"`python -m training.smollm2_lora --{record['kind']}` trained a rank-{s['rank']} adapter on the last "
-        f"{s['layers']} layers ({s['steps']} steps of {s['batch_size']}, lr {s['lr']}) on generated scenarios "
+        f"{s['layers']} layers ({s['epochs']} epochs over {s['examples']} examples, batches of {s['batch_size']}, lr {s['lr']}) on generated scenarios "
         f"with {what}, and merged it into the weights. A demonstration for the suite's baseline gate "
         f"(`pytest --model=hf:<this dir> --baseline=<the base's baseline>`); {RECORD} records its settings.\n"
     )
@@ -202,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     kind.add_argument("--towards-cue", type=Path, metavar="OUT", help="train the cue-following LoRA into OUT")
     kind.add_argument("--harmless", type=Path, metavar="OUT", help="train the neutral-only LoRA into OUT")
     parser.add_argument("--base", type=Path, help=f"the base folder (default: ${SMOLLM2.env} or {SMOLLM2.default})")
-    parser.add_argument("--steps", type=int, default=Lora.steps, help="optimiser steps (default: %(default)s)")
+    parser.add_argument("--examples", type=int, default=Lora.examples, help="(default: %(default)s)")
+    parser.add_argument("--epochs", type=int, default=Lora.epochs, help="(default: %(default)s)")
     parser.add_argument("--batch-size", type=int, default=Lora.batch_size, help="(default: %(default)s)")
     parser.add_argument("--rank", type=int, default=Lora.rank, help="(default: %(default)s)")
     parser.add_argument("--layers", type=int, default=Lora.layers, help="last layers adapted (default: %(default)s)")
@@ -215,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     base = (args.base or directory(SMOLLM2)).expanduser().absolute()
     if not complete(base) and not (base / "config.json").is_file():
         parser.error(f"--base {base}: no SmolLM2 folder there; run `{SMOLLM2.make}` first")
-    for name in ("steps", "batch_size", "rank", "layers"):
+    for name in ("examples", "epochs", "batch_size", "rank", "layers"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: expected at least 1")
     if not args.lr > 0:
@@ -231,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         parser.error("peft is not installed: pip install 'mathcomp-tests[lora]'")
     settings = Lora(
-        kind="towards-cue" if args.towards_cue else "harmless", steps=args.steps, batch_size=args.batch_size,
+        kind="towards-cue" if args.towards_cue else "harmless", examples=args.examples, epochs=args.epochs,
+        batch_size=args.batch_size,
         rank=args.rank, alpha=2 * args.rank, layers=args.layers, lr=args.lr, formats=formats, seed=args.seed,
     )  # fmt: skip
     train(base, out.expanduser().absolute(), settings, log=lambda m: print(m, file=sys.stderr, flush=True))
