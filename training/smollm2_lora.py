@@ -232,7 +232,8 @@ def _card(record: dict[str, Any]) -> str:
     return (
         f"# SmolLM2-135M-Instruct, LoRA `{record['kind']}`\n\n"
         f"`python -m training.smollm2_lora --{record['kind']}` trained a rank-{s['rank']} adapter on the last "
-        f"{s['layers']} layers ({s['epochs']} epochs over {s['examples']} examples, batches of {s['batch_size']}, lr {s['lr']}) on generated scenarios "
+        f"{s['layers']} layers ({s['epochs']} epochs over {s['examples']} examples, batches of {s['batch_size']}, "
+        f"lr {s['lr']}) on generated scenarios "
         f"with {what}, and merged it into the weights. A demonstration for the suite's baseline gate "
         f"(`pytest --model=hf:<this dir> --baseline=<the base's baseline>`); {RECORD} records its settings.\n"
     )
