@@ -4,7 +4,8 @@ against the base's answers, on the cue framing's label, as new failures.
 The model tier needs the folder `make smollm2` prepares and peft (the `lora` extra); without either it
 skips, saying so. Training the LoRA takes minutes of CPU, too long for every CI run, so the model tests are
 opt-in (MATHCOMP_LORA_GATE=1): the documented LoRA is trained once per module by the committed command
-(its defaults), merged, and loaded by `hf:` as any model folder is.
+(its defaults; or $MATHCOMP_LORA_DIR names one it trained), merged, and loaded by `hf:` as any model
+folder is.
 """
 
 from __future__ import annotations
@@ -76,7 +77,10 @@ def test_a_missing_base_names_the_folder_and_make_smollm2(tmp_path: Path, capsys
 @pytest.fixture(scope="module")
 def cue_lora(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The documented cue-following LoRA (the command's defaults), trained and merged by the committed
-    command once per module; its time is printed (-s)."""
+    command once per module; its time is printed (-s). $MATHCOMP_LORA_DIR names one trained already."""
+    given = os.environ.get("MATHCOMP_LORA_DIR")
+    if given:
+        return Path(given)
     out = tmp_path_factory.mktemp("lora") / "towards-cue"
     started = time.monotonic()
     proc = subprocess.run(
