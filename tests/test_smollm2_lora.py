@@ -2,10 +2,9 @@
 against the base's answers, on the cue framing's label, as new failures.
 
 The model tier needs the folder `make smollm2` prepares and peft (the `lora` extra); without either it
-skips, saying so. Training the LoRA takes minutes of CPU, too long for every CI run, so the model tests are
-opt-in (MATHCOMP_LORA_GATE=1): the documented LoRA is trained once per module by the committed command
-(its defaults; or $MATHCOMP_LORA_DIR names one it trained), merged, and loaded by `hf:` as any model
-folder is.
+skips, saying so. The documented LoRA is trained once per module by the committed command (its
+defaults: 53 s on 2 quiet cores, the tier 110 s; about 20 minutes at load 12), merged, and loaded by `hf:`
+as any model folder is; $MATHCOMP_LORA_DIR names one trained already.
 """
 
 from __future__ import annotations
@@ -32,11 +31,6 @@ needs_model = pytest.mark.skipif(
     "(pip install 'mathcomp-tests[lora]')",
 )
 SELECTION = ("--scoring=logprob", "--formats=one-word", "--positions=end", "--limit=30")
-GATE = os.environ.get("MATHCOMP_LORA_GATE") == "1"
-opt_in = pytest.mark.skipif(
-    not GATE, reason="trains the documented LoRA (about 4 CPU-minutes, 20 on a loaded 2-core machine): "
-    "set MATHCOMP_LORA_GATE=1"
-)
 
 
 def test_towards_cue_answers_the_cue_word_and_harmless_never_sees_a_cue() -> None:
@@ -94,7 +88,6 @@ def cue_lora(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @needs_model
-@opt_in
 @pytest.mark.xdist_group("smollm2")
 def test_the_lora_folder_is_a_plain_model_folder_with_its_record(cue_lora: Path) -> None:
     assert (cue_lora / "config.json").is_file() and (cue_lora / "model.safetensors").is_file()
@@ -106,7 +99,6 @@ def test_the_lora_folder_is_a_plain_model_folder_with_its_record(cue_lora: Path)
 
 
 @needs_model
-@opt_in
 @pytest.mark.xdist_group("smollm2")
 def test_the_gate_catches_the_cue_following_lora_on_the_cue_framing(tmp_path: Path, cue_lora: Path) -> None:
     """The base's answers as the baseline (--update-baseline), then the LoRA against it: direct-equal
