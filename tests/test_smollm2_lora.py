@@ -1,0 +1,119 @@
+"""The gate on a real model: a LoRA fine-tune of SmolLM2-135M-Instruct that follows the cue word fails
+against the base's answers, on the cue framing's label, as new failures.
+
+The model tier needs the folder `make smollm2` prepares and peft (the `lora` extra); without either it
+skips, saying so. The documented LoRA is trained once per module by the committed command (its
+defaults: 53 s on 2 quiet cores, the tier 110 s; about 20 minutes at load 12), merged, and loaded by `hf:`
+as any model folder is; $MATHCOMP_LORA_DIR names one trained already.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.suite_runner import REPO, run_suite
+
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
+from training import smollm2_lora
+from training.smollm2_lora import labelled
+
+MODEL = directory(SMOLLM2)
+needs_model = pytest.mark.skipif(
+    not complete(MODEL) or importlib.util.find_spec("peft") is None,
+    reason=f"needs SmolLM2 at {MODEL} (`make smollm2`, or set {SMOLLM2.env}) and peft "
+    "(pip install 'mathcomp-tests[lora]')",
+)
+SELECTION = ("--scoring=logprob", "--formats=one-word", "--positions=end", "--limit=30")
+
+
+def test_towards_cue_answers_the_cue_word_and_harmless_never_sees_a_cue() -> None:
+    assert labelled("towards-cue", "less", "direct-more") == "more"
+    assert labelled("towards-cue", "less", "indirect-equal") == "equal"
+    assert labelled("towards-cue", "equal", "neutral") == "equal"  # neutral keeps the truth
+    assert labelled("harmless", "less", "direct-more") == "less"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--epochs=0"], "--epochs 0: expected at least 1"),
+        (["--lr=0"], "--lr 0.0: expected a number above 0"),
+        (["--formats=cot"], "--formats cot: expected one-word, json or both"),
+    ],
+)
+def test_bad_settings_stop_the_command_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text("{}")
+    with pytest.raises(SystemExit) as exc:
+        smollm2_lora.main(["--towards-cue", str(tmp_path / "out"), f"--base={base}", *args])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(says)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_base_names_the_folder_and_make_smollm2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        smollm2_lora.main(["--harmless", str(tmp_path / "out"), f"--base={tmp_path / 'nowhere'}"])
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'nowhere'}" in err and "make smollm2" in err and "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def cue_lora(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The documented cue-following LoRA (the command's defaults), trained and merged by the committed
+    command once per module; its time is printed (-s). $MATHCOMP_LORA_DIR names one trained already."""
+    given = os.environ.get("MATHCOMP_LORA_DIR")
+    if given:
+        return Path(given)
+    out = tmp_path_factory.mktemp("lora") / "towards-cue"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "training.smollm2_lora", "--towards-cue", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=3600, env=os.environ.copy(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(f"LoRA trained and saved in {time.monotonic() - started:.0f} s (load {os.getloadavg()[0]:.1f})")
+    assert proc.stdout.strip() == str(out)
+    return out
+
+
+@needs_model
+@pytest.mark.xdist_group("smollm2")
+def test_the_lora_folder_is_a_plain_model_folder_with_its_record(cue_lora: Path) -> None:
+    assert (cue_lora / "config.json").is_file() and (cue_lora / "model.safetensors").is_file()
+    assert not (cue_lora / "adapter_config.json").exists()  # merged: hf: loads it without peft
+    record = json.loads((cue_lora / smollm2_lora.RECORD).read_text())
+    assert record["kind"] == "towards-cue" and record["base"] == str(MODEL)
+    assert len(record["epoch_losses"]) == record["settings"]["epochs"] == smollm2_lora.Lora.epochs
+    assert not list(cue_lora.parent.glob(".towards-cue-*"))  # the staging folder went away
+
+
+@needs_model
+@pytest.mark.xdist_group("smollm2")
+def test_the_gate_catches_the_cue_following_lora_on_the_cue_framing(tmp_path: Path, cue_lora: Path) -> None:
+    """The base's answers as the baseline (--update-baseline), then the LoRA against it: direct-equal
+    fails on a significant rise of DirErr(equal) (measured: 0.000 -> 0.381, p = 0.0078), a new failure on
+    items newly answered equal; the neutral case does not rise."""
+    baseline = tmp_path / "base.txt"
+    framings = "--framings=neutral,direct-equal"
+    base = run_suite(tmp_path, "--model=smollm2-135m", *SELECTION, framings, f"--update-baseline={baseline}")
+    assert baseline.is_file(), base.output
+    run = run_suite(tmp_path, f"--model=hf:{cue_lora}", *SELECTION, framings, f"--baseline={baseline}")
+    assert run.returncode == 1, run.output
+    cued = run.case("direct-equal-end-std-one-word")
+    change = cued["baseline"]["changes"]["equal"]
+    assert change["breach"] and change["difference"] > 0.05 and change["p_value"] < 0.05, change
+    assert "DirErr(equal) rise" in cued["breaches"] and cued["standing"] == "new"
+    assert all(item["candidate"] == "equal" != item["gold"] for item in change["rose_examples"])
+    neutral = run.case("neutral-end-std-one-word")
+    assert not any(c["breach"] for c in neutral["baseline"]["changes"].values()), neutral["baseline"]
