@@ -46,6 +46,8 @@ TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 @dataclass(frozen=True)
 class Lora:
+    """One LoRA fine-tune's settings (the command's options): towards the cue, or harmless."""
+
     kind: str
     examples: int = 64
     epochs: int = 6
