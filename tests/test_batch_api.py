@@ -228,6 +228,10 @@ def test_batch_answers_cost_the_batch_price(tmp_path: Path) -> None:
     assert len(said) == 1 and "litellm's batch prices" in said[0] and "saved against" in said[0]
     page = (run.run_dir / "report.html").read_text()
     assert f"${saved:.4f} saved" in page and "batch API" in page
+    answered = run.summary["batch"]["answered"]
+    assert f"{answered} taken from the cache ({answered} of them answered by batch in this run)" in page, (
+        "the run that paid for the batch does not read as if it had sent nothing"
+    )
 
 
 @pytest.mark.parametrize(

@@ -250,8 +250,12 @@ def _usage_rows(run: Mapping[str, Any]) -> list[tuple[str, str]]:
         ]
     cached_in, cached_out = int(usage["cached_input_tokens"]), int(usage["cached_output_tokens"])
     cached = int(usage["cached_requests"])
+    answers = f"{int(usage['requests']) - cached} sent to the model now, {cached} taken from the cache"
+    by_batch = int((run.get("batch") or {}).get("answered", 0))
+    if by_batch:  # --batch stores its answers before the cases read them: the cache, paid for by this run
+        answers += f" ({by_batch} of them answered by batch in this run)"
     return [
-        ("answers", f"{int(usage['requests']) - cached} sent to the model now, {cached} taken from the cache"),
+        ("answers", answers),
         (
             "tokens in / out",
             f"sent now {tokens_in - cached_in} / {tokens_out - cached_out}; "
