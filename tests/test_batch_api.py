@@ -99,6 +99,11 @@ def test_xdist_workers_share_one_batch(tmp_path: Path) -> None:
     _all_answered(run)
     assert len(server.created) == 1, server.created
     assert server.chat_requests() == 0
+    batch = run.summary.get("batch")  # the controller's summary adds up what its workers did by batch
+    assert batch is not None, "summary.json under -n has no batch section"
+    assert batch["batches_created"] == server.created and batch["batches_resumed"] == []
+    assert batch["requests_sent"] == server.batch_prompts(server.created[0]) == batch["answered"]
+    assert batch["failed"] == 0 and batch["saved_usd"] == pytest.approx(sum(r["cost"] for r in run.records))
 
 
 def test_killed_while_waiting_then_the_rerun_resumes_the_same_batch(tmp_path: Path) -> None:

@@ -118,8 +118,10 @@ def pytest_configure(config: pytest.Config) -> None:
     tracker = config.stash[_TRACKER] = Tracker()
     config.pluginmanager.register(tracker, "mathcomp-completeness")
     tracker.install()
-    if settings.backend.batch is not None and not (workerinput is None and _has_workers(config)):
-        config.pluginmanager.register(batch_phase.BatchPhase(run), "mathcomp-batch")
+    if settings.backend.batch is not None:
+        controller = workerinput is None and _has_workers(config)
+        phase = batch_phase.WorkerBatches() if controller else batch_phase.BatchPhase(run)
+        config.pluginmanager.register(phase, "mathcomp-batch")
     if workerinput is None and not config.option.collectonly:
         run.run_dir.mkdir(parents=True, exist_ok=True)
         report_copy.configure(config, run.run_dir)  # report.html in the run folder, with or without --html

@@ -18,6 +18,8 @@ from ..types import PLAIN, Condition, Decoding, Prompt
 
 BATCHED_TESTS = ("test_framing", "test_generated")
 """Suite tests whose plain cases are asked by batch before the first case."""
+WORKER_OUTPUT = "mathcomp_batch"
+"""The key of an xdist worker's `batch` summary in the output it sends the controller."""
 
 
 def check(run: Run) -> None:
@@ -62,6 +64,24 @@ class BatchPhase:
         if self.outcome.answered:
             backend.say(cost_line(self.outcome, self.pricing))
 
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """In an xdist worker: what it did by batch travels to the controller with the worker's output."""
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[WORKER_OUTPUT] = summary(self)
+
+
+class WorkerBatches:
+    """Registered in the xdist controller: what each worker did by batch, for summary.json's `batch`."""
+
+    def __init__(self) -> None:
+        self.parts: list[dict[str, Any]] = []
+
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        part = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        if part is not None:
+            self.parts.append(part)
+
 
 def asked(run: Run, items: Sequence[pytest.Item]) -> list[tuple[list[Prompt], Decoding]]:
     """The plain prompts of every selected case of test_framing and test_generated, by decoding."""
@@ -94,7 +114,10 @@ def cost_line(outcome: Outcome, pricing: str) -> str:
 
 
 def summary(phase: Any) -> dict[str, Any] | None:
-    """summary.json's `batch`: what this process sent and collected by batch (None without --batch)."""
+    """summary.json's `batch`: what this process (or, in the xdist controller, its workers together) sent
+    and collected by batch; None without --batch."""
+    if isinstance(phase, WorkerBatches):
+        return added(phase.parts)
     outcome = getattr(phase, "outcome", None)
     if outcome is None:
         return None
@@ -110,3 +133,25 @@ def summary(phase: Any) -> dict[str, Any] | None:
         "live_cost_usd": outcome.live_cost_usd if known else None,
         "saved_usd": outcome.live_cost_usd - outcome.cost_usd if known else None,
     }
+
+
+def added(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The workers' `batch` sections as one: batches listed once, counts and costs summed (a cost is null
+    when a worker that collected answers could not price them, as in one process)."""
+    if not parts:
+        return None
+    total: dict[str, Any] = {
+        "batches_created": [b for p in parts for b in p["batches_created"]],
+        "batches_resumed": sorted(
+            {b for p in parts for b in p["batches_resumed"]}
+            - {b for p in parts for b in p["batches_created"]}
+        ),
+        "pricing": next((p["pricing"] for p in parts if p["pricing"]), ""),
+    }
+    for count in ("requests_sent", "answered", "failed"):
+        total[count] = sum(int(p[count]) for p in parts)
+    paid = [p for p in parts if p["answered"]]  # a worker that collected nothing has no price to say
+    for cost in ("cost_usd", "live_cost_usd", "saved_usd"):
+        values = [p[cost] for p in paid]
+        total[cost] = None if not values or any(v is None for v in values) else sum(values)
+    return total
