@@ -262,3 +262,17 @@ def test_input_files_are_cut_at_the_request_and_byte_limits() -> None:
     assert split(lines, max_requests=3, max_bytes=1000) == [[0, 1, 2], [3, 4, 5], [6]]
     assert split(lines, max_requests=100, max_bytes=25) == [[0, 1], [2, 3], [4, 5], [6]]
     assert split([], max_requests=3, max_bytes=25) == []
+
+
+def test_each_output_file_is_downloaded_once(tmp_path: Path) -> None:
+    """A status check of a completed batch must not download its output file again behind the run's back
+    (litellm's retrieve does, for its cost tracking): a nightly output file is up to 200 MB."""
+    server = BatchServer(delay=1.0, outcome=lambda number: "expired" if number == 0 else "completed")
+    with server.running():
+        run = run_suite(tmp_path, *_args(server, tmp_path, "-W", "error::RuntimeWarning"))
+        time.sleep(0.5)
+    _all_answered(run)
+    assert len(server.created) == 2
+    downloads = [r for r in server.batch_requests if r.endswith("/content")]
+    assert len(downloads) == len(set(downloads)) == 3, downloads  # output and error of the first, output of the second
+    assert "never awaited" not in run.output

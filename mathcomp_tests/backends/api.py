@@ -134,24 +134,7 @@ class APIBackend:
         return self._response(result)
 
     def _response(self, result: Any) -> Response:
-        """A completion as our Response; a reply without a choice is an error, an empty one an answer."""
-        if not getattr(result, "choices", None):
-            return Response(text="", error="the provider returned no choices")
-        choice = result.choices[0]
-        usage = getattr(result, "usage", None)
-        meta: dict[str, object] = {"finish_reason": getattr(choice, "finish_reason", None)}
-        named = getattr(result, "model", None)
-        if isinstance(named, str) and named:
-            meta["served_model"] = named  # the model the reply names (run/served.py compares it)
-        cost = self._cost(result)
-        if cost is not None:
-            meta["cost"] = cost
-        return Response(
-            text=choice.message.content or "",
-            input_tokens=getattr(usage, "prompt_tokens", None),
-            output_tokens=getattr(usage, "completion_tokens", None),
-            meta=meta,
-        )
+        return as_response(result, self._cost(result) if getattr(result, "choices", None) else None)
 
     def _cost(self, result: Any) -> float | None:
         """USD for this response where litellm knows the model's price, else None (litellm says 0.0)."""
@@ -174,6 +157,26 @@ class APIBackend:
             self._loop.run_until_complete(_cancel(pending))
         self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         self._loop.close()
+
+
+def as_response(result: Any, cost: float | None) -> Response:
+    """A litellm completion as our Response; a reply without a choice is an error, an empty one an answer."""
+    if not getattr(result, "choices", None):
+        return Response(text="", error="the provider returned no choices")
+    choice = result.choices[0]
+    usage = getattr(result, "usage", None)
+    meta: dict[str, object] = {"finish_reason": getattr(choice, "finish_reason", None)}
+    named = getattr(result, "model", None)
+    if isinstance(named, str) and named:
+        meta["served_model"] = named  # the model the reply names (run/served.py compares it)
+    if cost is not None:
+        meta["cost"] = cost
+    return Response(
+        text=choice.message.content or "",
+        input_tokens=getattr(usage, "prompt_tokens", None),
+        output_tokens=getattr(usage, "completion_tokens", None),
+        meta=meta,
+    )
 
 
 def _api_key(params: dict[str, Any]) -> str | None:

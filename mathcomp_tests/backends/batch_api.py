@@ -1,15 +1,18 @@
-"""OpenAI's Files and Batches endpoints through litellm: upload an input file, create, retrieve and cancel a
-batch, read its output and error files. The requests are the chat requests the live path sends, one JSONL
-line each, whose custom id is the answer's cache key; each output line becomes the Response the live path
-would have made (text, tokens, finish reason, the model the reply names), priced at the batch rate.
+"""A provider's batch API as the batch run sees it (``BatchAPI``), and OpenAI's: upload an input file,
+create a batch and read its output and error files through litellm, look at its status through the openai
+client. The requests are the chat
+requests the live path sends, one JSONL line each, whose custom id is the answer's cache key; each output
+line becomes the Response the live path would have made (text, tokens, finish reason, the model the reply
+names), priced at the batch rate. Anthropic's Message Batches: batch_anthropic.py.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..types import Decoding, Prompt, Response
 from .base import BackendError, redact
@@ -47,6 +50,36 @@ class BatchState:
         return f"batch {self.id}: {self.status}, {self.completed} of {self.total} answered, {self.failed} failed"
 
 
+class BatchAPI(Protocol):
+    """One provider's batch endpoints for one model and server."""
+
+    model: str
+    """The model the requests name (the litellm string less its provider prefix)."""
+    max_requests: int
+    """Requests one batch may hold."""
+    max_bytes: int
+    """Bytes one batch's requests may take."""
+
+    def line(self, key: str, prompt: Prompt, decoding: Decoding) -> bytes:
+        """One request as a JSONL line whose custom id is ``key``."""
+        ...
+
+    async def create(self, data: bytes) -> tuple[str, BatchState]:
+        """A batch of the JSONL lines in ``data``: (its input file id, or "" where there is none; the batch)."""
+        ...
+
+    async def retrieve(self, batch_id: str) -> BatchState: ...
+
+    async def answers(self, state: BatchState, price: Pricing) -> list[tuple[str, Response]]:
+        """A finished batch's requests as (cache key, Response): an answer priced at the batch rate, or a
+        failed request (``error`` set). A request it does not list was not answered."""
+        ...
+
+    async def close(self) -> None:
+        """Close what the calls opened (before the backend's event loop closes)."""
+        ...
+
+
 def request_line(key: str, model: str, prompt: Prompt, decoding: Decoding) -> bytes:
     """One request of an input file: the body the live path sends (backends/api.py), custom id = cache key."""
     body: dict[str, Any] = {
@@ -77,13 +110,19 @@ def split(lines: Sequence[bytes], max_requests: int = MAX_REQUESTS, max_bytes: i
 class OpenAIBatches:
     """The provider calls of one server (``api_base``; None: OpenAI's own), each a litellm coroutine."""
 
+    max_requests = MAX_REQUESTS
+    max_bytes = MAX_BYTES
+
     def __init__(self, litellm: Any, model: str, api_base: str | None, api_key: str | None):
         self._litellm = litellm
         self.model = model
-        """The model the requests name (the litellm string less its provider prefix)."""
         self._params: dict[str, Any] = {"custom_llm_provider": "openai", "api_key": api_key}
         if api_base:
             self._params["api_base"] = api_base
+        self._client: Any = None
+
+    def line(self, key: str, prompt: Prompt, decoding: Decoding) -> bytes:
+        return request_line(key, self.model, prompt, decoding)
 
     async def create(self, data: bytes) -> tuple[str, BatchState]:
         """Upload ``data`` as an input file and start a batch on it: (input file id, batch)."""
@@ -99,18 +138,33 @@ class OpenAIBatches:
         return str(uploaded.id), _state(batch)
 
     async def retrieve(self, batch_id: str) -> BatchState:
-        return _state(await self._litellm.aretrieve_batch(batch_id=batch_id, **self._params))
+        """Through the openai client litellm itself uses: litellm's ``aretrieve_batch`` downloads a completed
+        batch's output and error files again in the background for its cost tracking (up to 200 MB each,
+        and a never-awaited coroutine when the run ends first)."""
+        if self._client is None:
+            import openai
+
+            key = self._params.get("api_key") or os.environ.get("OPENAI_API_KEY") or "none"
+            self._client = openai.AsyncOpenAI(api_key=key, base_url=self._params.get("api_base"))
+        return _state(await self._client.batches.retrieve(batch_id))
 
     async def content(self, file_id: str) -> bytes:
         import asyncio
 
-        # litellm's afile_content leaves a coroutine of its own never awaited (a RuntimeWarning in the
-        # user's run); its synchronous file_content on a worker thread reads the same file without it.
         got = await asyncio.to_thread(self._litellm.file_content, file_id=file_id, **self._params)
         return bytes(got.content)
 
-    async def cancel(self, batch_id: str) -> BatchState:
-        return _state(await self._litellm.acancel_batch(batch_id=batch_id, **self._params))
+    async def answers(self, state: BatchState, price: Pricing) -> list[tuple[str, Response]]:
+        got: list[tuple[str, Response]] = []
+        for file_id in (state.output_file_id, state.error_file_id):
+            if file_id:
+                got += read_lines(await self.content(file_id), state.id, price)
+        return got
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
 
 
 def _state(batch: Any) -> BatchState:
@@ -157,13 +211,17 @@ def _response(line: dict[str, Any], batch_id: str, price: Pricing) -> Response:
     meta: dict[str, object] = {"finish_reason": choices[0].get("finish_reason"), "batch": batch_id}
     if isinstance(body.get("model"), str) and body["model"]:
         meta["served_model"] = body["model"]
-    costs = price.costs(tokens_in, tokens_out)
-    if costs is not None:
-        meta["cost"], meta["live_cost"] = costs
     message = choices[0].get("message") or {}
-    return Response(
-        text=str(message.get("content") or ""), input_tokens=tokens_in, output_tokens=tokens_out, meta=meta
-    )
+    text = str(message.get("content") or "")
+    return priced(Response(text, input_tokens=tokens_in, output_tokens=tokens_out, meta=meta), price)
+
+
+def priced(response: Response, price: Pricing) -> Response:
+    """``response`` with its batch cost and what it would have cost live in its meta (where known)."""
+    costs = price.costs(response.input_tokens, response.output_tokens)
+    if costs is not None:
+        response.meta["cost"], response.meta["live_cost"] = costs
+    return response
 
 
 class Pricing:

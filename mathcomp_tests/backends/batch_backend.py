@@ -17,13 +17,18 @@ from ..settings import BackendOptions, BatchOptions
 from ..types import Decoding, Prompt, Response
 from .api import APIBackend, _api_key
 from .base import BackendError, OnResponse
-from .batch_api import OpenAIBatches, Pricing, request_line
+from .batch_anthropic import AnthropicBatches
+from .batch_api import BatchAPI, OpenAIBatches, Pricing
 from .batch_records import BatchRecords
 from .batch_run import Batcher, Outcome, Say
 from .cache import ResponseCache, Row, cache_keys
 
-PROVIDERS = ("openai/",)
-"""Model strings whose provider's batch API is wired (Anthropic's Message Batches are not, yet)."""
+PROVIDERS: dict[str, type[OpenAIBatches] | type[AnthropicBatches]] = {
+    "openai/": OpenAIBatches,
+    "anthropic/": AnthropicBatches,
+}
+"""Model string prefixes whose provider's batch API is wired: OpenAI's Batch API (and any OpenAI-compatible
+server that serves the Files and Batches endpoints), Anthropic's Message Batches."""
 
 
 class BatchBackend(APIBackend):
@@ -35,10 +40,11 @@ class BatchBackend(APIBackend):
         options = options or BackendOptions()
         if options.batch is None:
             raise BackendError("the batch backend needs --batch")
-        if not model.startswith(PROVIDERS) or options.model_config is not None:
+        prefix = next((p for p in PROVIDERS if model.startswith(p)), None)
+        if prefix is None or options.model_config is not None:
             raise BackendError(
                 "--batch takes an OpenAI model or an OpenAI-compatible server (openai/<name>, with or without "
-                "--api-base), not a --model-config Router; Anthropic's Message Batches are not wired yet"
+                "--api-base) or an Anthropic model (anthropic/<name>), not a --model-config Router"
             )
         super().__init__(model, options)
         self.batch: BatchOptions = options.batch
@@ -50,7 +56,9 @@ class BatchBackend(APIBackend):
         """Keys no batch answered in this run, with why: a case gets the error instead of another batch."""
         self._cache = ResponseCache(self.batch.cache_path)
         self.price = Pricing(self._litellm, model)
-        api = OpenAIBatches(self._litellm, model.split("/", 1)[1], params.get("api_base"), _api_key(params))
+        api: BatchAPI = PROVIDERS[prefix](
+            self._litellm, model.split("/", 1)[1], params.get("api_base"), _api_key(params)
+        )
         self.batcher = Batcher(
             api,
             BatchRecords(self.batch.cache_path.parent),
@@ -78,7 +86,7 @@ class BatchBackend(APIBackend):
                 hits = self._cache.get_many(keys)
                 for key, prompt in zip(keys, prompts, strict=True):
                     if key not in hits and key not in lines:
-                        lines[key] = request_line(key, self.batcher.api.model, prompt, decoding)
+                        lines[key] = self.batcher.api.line(key, prompt, decoding)
             outcome = self._loop.run_until_complete(self.batcher.answer(lines))
         self.failed.update(outcome.failed)
         return outcome
@@ -121,5 +129,7 @@ class BatchBackend(APIBackend):
         return answers
 
     def close(self) -> None:
+        if not self._loop.is_closed():
+            self._loop.run_until_complete(self.batcher.api.close())
         super().close()
         self._cache.close()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..types import Response
 from .base import ServerGoneError, redact
-from .batch_api import BatchState, OpenAIBatches, Pricing, read_lines, split
+from .batch_api import BatchAPI, BatchState, Pricing, split
 from .batch_records import BatchRecord, BatchRecords
 
 Store = Callable[[list[tuple[str, Response]]], None]
@@ -52,7 +52,7 @@ class Batcher:
 
     def __init__(
         self,
-        api: OpenAIBatches,
+        api: BatchAPI,
         records: BatchRecords,
         owner: str,
         price: Pricing,
@@ -142,7 +142,7 @@ class Batcher:
         """Send ``keys`` in as few batches as the limits allow; each recorded before anything waits on it."""
         if not keys:
             return
-        for part in split([lines[k] for k in keys]):
+        for part in split([lines[k] for k in keys], self.api.max_requests, self.api.max_bytes):
             chosen = [keys[n] for n in part]
             file_id, state = await self.api.create(b"".join(lines[k] for k in chosen))
             tracked[state.id] = self.records.add(state.id, file_id, self.owner, chosen)
@@ -161,10 +161,7 @@ class Batcher:
         outcome: Outcome,
     ) -> list[str]:
         """Store a finished batch's answers; the keys to send again (failed, or left unanswered)."""
-        got: list[tuple[str, Response]] = []
-        for file_id in (state.output_file_id, state.error_file_id):
-            if file_id:
-                got += read_lines(await self.api.content(file_id), state.id, self.price)
+        got = await self.api.answers(state, self.price)
         answers = [(k, r) for k, r in got if r.error is None]
         self.store(answers)
         answered = {k for k, _ in answers}

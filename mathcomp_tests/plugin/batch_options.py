@@ -15,10 +15,10 @@ def add(option: Any, group: Any) -> None:
     group.addoption(
         "--batch",
         action="store_true",
-        help="api backend (openai/<name>): send every prompt the cache cannot answer to the provider's batch "
-        "API (half the price, outside the live rate limits) before the first case; the batches are recorded "
-        "in the cache folder, so a run stopped while waiting, or the next one, collects them instead of "
-        "sending again (default: off)",
+        help="api backend (openai/<name>, anthropic/<name>): send every prompt the cache cannot answer to the "
+        "provider's batch API (half the price, outside the live rate limits) before the first case; the "
+        "batches are recorded in the cache folder, so a run stopped while waiting, or the next one, collects "
+        "them instead of sending again (default: off)",
     )
     option(
         "--batch-wait",

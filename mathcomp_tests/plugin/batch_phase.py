@@ -28,8 +28,8 @@ def check(run: Run) -> None:
 
     if run.settings.backend.batch is not None and run.spec.kind != "api":
         raise SelectionError(
-            f"--batch applies only to an API model (openai/<name>), and --model={run.spec.given} is "
-            f"{run.spec.kind}; drop --batch"
+            "--batch applies only to an API model (openai/<name>, anthropic/<name>), and "
+            f"--model={run.spec.given} is {run.spec.kind}; drop --batch"
         )
 
 
