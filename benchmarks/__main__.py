@@ -54,6 +54,7 @@ STEPS = (
     Step("plugin_startup", "plugin_startup.json", ("--runs", "5"), ("--runs", "2")),
     Step("vllm_throughput", "vllm_throughput.json", (), ("--scales=1", "--router-prompts=500")),
     Step("reader_speed", "reader_speed.json", (), ("--sizes=2000,64000", "--repeat=1")),
+    Step("batch_api", "batch_api.json", ("--limit=20",), ("--limit=4", "--batch-delay=2")),
 )
 
 

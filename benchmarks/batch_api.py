@@ -1,11 +1,13 @@
 """The batch path against the live path: ``python -m benchmarks.batch_api [--limit 50] [--rps 5]``.
 
-One suite run (the paper's 7 framings x 2 positions, ``--limit`` scenarios each) against the FAKE of
-OpenAI's Files and Batches endpoints (tests/helpers/fake_batch_server.py), whose live chat endpoint
-allows ``--rps`` requests a second (429 with Retry-After: 1 beyond it, as a provider's rate limit does)
-and whose batches answer ``--batch-delay`` seconds after they are created, outside that limit. Each path
-starts from an empty cache. Prints and writes reports/benchmarks/batch_api.json: wall time, live chat
-requests (429s included), batches and batch endpoint requests, and the load average before and after.
+For each provider (``--providers``, default openai,anthropic), one suite run per path (the paper's 7
+framings x 2 positions, ``--limit`` scenarios each) against a FAKE of its endpoints
+(tests/helpers/fake_batch_server.py: OpenAI's Files and Batches; tests/helpers/fake_anthropic_server.py:
+Anthropic's Messages and Message Batches), whose live endpoint allows ``--rps`` requests a second (429
+with Retry-After: 1 beyond it, as a provider's rate limit does) and whose batches answer
+``--batch-delay`` seconds after they are created, outside that limit. Each run starts from an empty
+cache. Prints and writes reports/benchmarks/batch_api.json: wall time, live requests (429s included),
+batches and batch endpoint requests, and the load average before and after.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+from helpers.fake_anthropic_server import AnthropicServer  # noqa: E402
 from helpers.fake_batch_server import BatchServer  # noqa: E402
 from helpers.fault_server import OK, Fault, always_ok  # noqa: E402
 
@@ -48,27 +51,34 @@ class RateLimit:
         return OK
 
 
-def run(path: str, limit: int, rps: int, delay: float) -> dict[str, Any]:
-    server = BatchServer(schedule=RateLimit(rps), batch_schedule=always_ok, delay=delay, lifetime=3600)
+MODELS = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-haiku-4-5"}
+
+
+def run(provider: str, path: str, limit: int, rps: int, delay: float) -> dict[str, Any]:
+    fake = AnthropicServer if provider == "anthropic" else BatchServer
+    server = fake(schedule=RateLimit(rps), batch_schedule=always_ok, delay=delay, lifetime=3600)
     with server.running(), tempfile.TemporaryDirectory() as tmp:
+        base = server.base if isinstance(server, AnthropicServer) else server.url
         ceilings = Path(tmp) / "thresholds.toml"  # the fake answers `more` to everything: gate nothing
         ceilings.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 1.0\n")
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--reports-dir={tmp}/r"]
         command += [f"--thresholds={ceilings}"]
-        command += [f"--cache-dir={tmp}/c", "--model=openai/gpt-4o-mini", f"--api-base={server.url}"]
+        command += [f"--cache-dir={tmp}/c", f"--model={MODELS[provider]}", f"--api-base={base}"]
         command += [f"--limit={limit}", "--deselect=mathcomp_tests/suite/test_generated.py", "--max-error-rate=1"]
         command += ["--server-timeout=600", "--num-retries=20"]
         command += ["--batch", "--batch-poll=1"] if path == "batch" else []
         before = load()
         start = time.monotonic()
-        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=suite_env())
+        env = {**suite_env(), "ANTHROPIC_API_KEY": "sk-ant-benchmark"}  # the fake wants a key, any key
+        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env)
         wall = time.monotonic() - start
         return {
+            "provider": provider,
             "path": path,
             "exit": proc.returncode,
             "wall_s": round(wall, 1),
-            "chat_requests": server.chat_requests(),
-            "chat_429": sum(1 for r in server.requests() if r.fault == "rate-limit"),
+            "live_requests": len(server.requests()),
+            "live_429": sum(1 for r in server.requests() if r.fault == "rate-limit"),
             "batches": len(server.created),
             "batch_endpoint_requests": len(server.batch_requests),
             "load_before": before,
@@ -81,8 +91,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--rps", type=int, default=5)
     parser.add_argument("--batch-delay", type=float, default=5.0)
+    parser.add_argument("--providers", default="openai,anthropic", help="comma-separated: openai, anthropic")
     args = parser.parse_args()
-    rows = [run(path, args.limit, args.rps, args.batch_delay) for path in ("live", "batch")]
+    providers = [p.strip() for p in args.providers.split(",") if p.strip()]
+    unknown = sorted(set(providers) - set(MODELS))
+    if unknown:
+        parser.error(f"--providers: unknown {', '.join(unknown)}; expected some of {', '.join(MODELS)}")
+    rows = [run(p, path, args.limit, args.rps, args.batch_delay) for p in providers for path in ("live", "batch")]
     for row in rows:
         print(row)
     write_json("batch_api", {"limit": args.limit, "rps": args.rps, "batch_delay": args.batch_delay, "runs": rows})

@@ -259,6 +259,26 @@ def reader_speed(r: Result) -> list[Row]:
     ]
 
 
+def batch_api(r: Result) -> list[Row]:
+    cells = []
+    for provider in dict.fromkeys(run["provider"] for run in r["runs"]):
+        mine = {x["path"]: x for x in r["runs"] if x["provider"] == provider}
+        live, batch = mine["live"], mine["batch"]
+        cells.append(
+            f"{provider}: live {live['wall_s']:.1f} s, {live['live_requests']:,} requests ({live['live_429']:,} "
+            f"refused with 429); batch {batch['wall_s']:.1f} s, {batch['batches']} batch(es), "
+            f"{batch['batch_endpoint_requests']} batch endpoint requests, {batch['live_requests']} live"
+        )
+    return [
+        (
+            f"--batch against the live path, {r['limit']} scenarios x 14 framings, fakes whose live endpoint allows "
+            f"{r['rps']} requests a second and whose batches answer {r['batch_delay']:g} s after creation",
+            "`python -m benchmarks.batch_api`",
+            "; ".join(cells),
+        )
+    ]
+
+
 ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "harness_overhead": harness_overhead,
     "hf_throughput": hf_throughput,
@@ -268,6 +288,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "gpu_qwen": gpu_qwen,
     "vllm_throughput": vllm_throughput,
     "reader_speed": reader_speed,
+    "batch_api": batch_api,
 }
 
 

@@ -200,3 +200,19 @@ def test_the_reader_row_names_each_readers_worst_shape_and_the_goal() -> None:
     assert "json: at most 1.4x (bracket run: 50 → 70 µs per 1,000 chars, 0.04 s for the longest)" in row[2]
     assert "cot: at most 4.0x (prose naming both persons" in row[2]
     assert "goal growth under 3x: not met" in row[2]
+
+
+def test_the_batch_row_sets_each_provider_s_live_path_against_its_batch_path() -> None:
+    def run(provider: str, path: str, wall: float, live: int, refused: int) -> dict[str, object]:
+        batches = 0 if path == "live" else 1
+        return {"provider": provider, "path": path, "wall_s": wall, "live_requests": live, "live_429": refused,
+                "batches": batches, "batch_endpoint_requests": 9 * batches}
+
+    result = {"limit": 20, "rps": 5, "batch_delay": 5.0, "runs": [
+        run("openai", "live", 92.5, 828, 548), run("openai", "batch", 10.8, 0, 0),
+        run("anthropic", "live", 91.8, 807, 527), run("anthropic", "batch", 10.6, 0, 0),
+    ]}
+    ((what, _, value),) = table.batch_api(result)
+    assert "5 requests a second" in what and "20 scenarios" in what
+    assert value.startswith("openai: live 92.5 s, 828 requests (548 refused with 429); batch 10.8 s, 1 batch(es)")
+    assert "anthropic: live 91.8 s, 807 requests (527 refused with 429); batch 10.6 s" in value

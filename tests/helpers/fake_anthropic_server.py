@@ -131,7 +131,8 @@ class AnthropicServer(FaultServer):
         status, reply = self._reply(fault.kind, fault.text, body, prompt)
         with self._lock:
             self.log.append(Request(index, attempt, prompt, fault.kind, start, time.time(), status, ""))
-        return web.json_response(reply, status=status)
+        wait = fault.retry_after if fault.kind == "rate-limit" and fault.retry_after is not None else None
+        return web.json_response(reply, status=status, headers={"retry-after": str(wait)} if wait else None)
 
     def _reply(self, kind: str, text: str | None, params: dict[str, Any], prompt: str) -> tuple[int, dict[str, Any]]:
         """(HTTP status, body) of one request, as the Messages endpoint answers it."""
