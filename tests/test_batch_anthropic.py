@@ -6,19 +6,14 @@ errored requests, a cancelled batch, and the batch price."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import threading
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from helpers.batch_waits import cancel_mid_wait, kill_while_waiting
 from helpers.fake_anthropic_server import AnthropicServer
 from helpers.fault_server import OK, Fault
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import SuiteRun, run_suite
 
 LIMIT = 6
 CASES = 2
@@ -109,21 +104,7 @@ def test_batch_answers_are_the_answers_the_live_path_reads(tmp_path: Path) -> No
 def test_killed_while_waiting_then_the_rerun_resumes_the_same_batch(tmp_path: Path) -> None:
     server = AnthropicServer(delay=600)
     with server.running():
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
-        command += [f"--reports-dir={tmp_path / 'reports'}", f"--cache-dir={tmp_path / 'cache'}"]
-        command += ["--deselect=mathcomp_tests/suite/test_generated.py", *_args(server, tmp_path)]
-        with open(tmp_path / "killed.log", "wb") as log:
-            proc = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
-        try:
-            deadline = time.monotonic() + 180  # a loaded machine starts pytest slowly
-            while not server.created or not list((tmp_path / "cache" / "batches").glob("*.json")):
-                assert proc.poll() is None, (tmp_path / "killed.log").read_text()
-                assert time.monotonic() < deadline, "no batch was created"
-                time.sleep(0.1)
-            time.sleep(0.5)  # it waits on the batch now
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(30)
+        kill_while_waiting(server, tmp_path, _args(server, tmp_path))
         (batch,) = server.created
         server.delay = 0  # the batch ended while nobody waited
         rerun = run_suite(tmp_path, *_args(server, tmp_path))
@@ -170,25 +151,15 @@ def test_errored_requests_go_into_a_later_batch_or_live(tmp_path: Path) -> None:
 
 def test_a_cancelled_batch_is_said_and_its_prompts_sent_again(tmp_path: Path) -> None:
     server = AnthropicServer(delay=600)
+
+    def cancel(batch: str) -> urllib.request.Request:  # as from the provider's console
+        headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+        url = f"{server.base}/v1/messages/batches/{batch}/cancel"
+        return urllib.request.Request(url, method="POST", data=b"", headers=headers)
+
     with server.running():
-        got: list[SuiteRun] = []
-        running = threading.Thread(target=lambda: got.append(run_suite(tmp_path, *_args(server, tmp_path))))
-        running.start()
-        deadline = time.monotonic() + 180
-        while not server.created:
-            assert running.is_alive() and time.monotonic() < deadline, "no batch was created"
-            time.sleep(0.1)
+        run = cancel_mid_wait(server, tmp_path, _args(server, tmp_path), cancel)
         first = server.created[0]
-        server.delay = 0  # the batch sent again answers at once
-        cancel = urllib.request.Request(
-            f"{server.base}/v1/messages/batches/{first}/cancel",
-            method="POST",
-            data=b"",
-            headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"},
-        )
-        urllib.request.urlopen(cancel, timeout=10).close()  # cancelled from the provider's console, say
-        running.join(300)
-    (run,) = got
     _all_answered(run)
     assert len(server.created) == 2 and server.batch_size(server.created[1]) == PROMPTS
     said = [line for line in run.output.splitlines() if f"batch {first} cancelled" in line]

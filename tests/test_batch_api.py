@@ -5,19 +5,15 @@ batch, an expired batch, a batch with failed requests, --batch-wait running out,
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from helpers.batch_waits import cancel_mid_wait, kill_while_waiting
 from helpers.fake_batch_server import BatchServer
 from helpers.fault_server import OK, Fault
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import SuiteRun, run_suite
 from helpers.usage import assert_usage_error
 
 from mathcomp_tests.backends.batch_api import split
@@ -109,22 +105,7 @@ def test_xdist_workers_share_one_batch(tmp_path: Path) -> None:
 def test_killed_while_waiting_then_the_rerun_resumes_the_same_batch(tmp_path: Path) -> None:
     server = BatchServer(delay=600)
     with server.running():
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
-        command += [f"--reports-dir={tmp_path / 'reports'}", f"--cache-dir={tmp_path / 'cache'}"]
-        command += ["--deselect=mathcomp_tests/suite/test_generated.py", *_args(server, tmp_path)]
-        with open(tmp_path / "killed.log", "wb") as log:
-            proc = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
-        try:
-            deadline = time.monotonic() + 180  # a loaded machine starts pytest slowly
-            while not server.created or not list((tmp_path / "cache" / "batches").glob("*.json")):
-                assert proc.poll() is None, (tmp_path / "killed.log").read_text()
-                assert time.monotonic() < deadline, "no batch was created"
-                time.sleep(0.1)
-            time.sleep(0.5)  # it waits on the batch now
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(30)
-        assert proc.returncode == -signal.SIGKILL
+        kill_while_waiting(server, tmp_path, _args(server, tmp_path))
         (batch,) = server.created
         server.delay = 0  # the batch completed while nobody waited
         rerun = run_suite(tmp_path, *_args(server, tmp_path))
@@ -164,20 +145,13 @@ def test_an_expired_batch_is_said_and_its_unanswered_prompts_sent_again(tmp_path
 
 def test_a_cancelled_batch_is_said_and_its_prompts_sent_again(tmp_path: Path) -> None:
     server = BatchServer(delay=600)
+
+    def cancel(batch: str) -> urllib.request.Request:  # as from the provider's console
+        return urllib.request.Request(f"{server.url}/batches/{batch}/cancel", method="POST", data=b"")
+
     with server.running():
-        got: list[SuiteRun] = []
-        running = threading.Thread(target=lambda: got.append(run_suite(tmp_path, *_args(server, tmp_path))))
-        running.start()
-        deadline = time.monotonic() + 180
-        while not server.created:
-            assert running.is_alive() and time.monotonic() < deadline, "no batch was created"
-            time.sleep(0.1)
+        run = cancel_mid_wait(server, tmp_path, _args(server, tmp_path), cancel)
         first = server.created[0]
-        server.delay = 0  # the batch sent again answers at once
-        cancel = urllib.request.Request(f"{server.url}/batches/{first}/cancel", method="POST", data=b"")
-        urllib.request.urlopen(cancel, timeout=10).close()  # cancelled from the provider's console, say
-        running.join(300)
-    (run,) = got
     _all_answered(run)
     assert len(server.created) == 2 and server.batch_prompts(server.created[1]) == PROMPTS
     said = [line for line in run.output.splitlines() if f"batch {first} cancelled" in line]

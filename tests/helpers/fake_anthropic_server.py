@@ -164,14 +164,19 @@ class AnthropicServer(FaultServer):
             self.created.append(batch.id)
         return web.json_response(batch.body(self.base))
 
-    async def _retrieve(self, request: web.Request) -> web.Response:
-        self.batch_requests.append(f"GET /v1/messages/batches/{request.match_info['id']}")
+    def _batch(self, request: web.Request) -> MessageBatch | web.Response:
+        """The batch a request names (logged as `METHOD path`), or the error the real endpoint answers."""
+        self.batch_requests.append(f"{request.method} {request.path}")
         refused = self._refused(request)
         if refused is not None:
             return refused
         batch = self.batches.get(request.match_info["id"])
-        if batch is None:
-            return _error(404, "not_found_error", "no such batch")
+        return batch if batch is not None else _error(404, "not_found_error", "no such batch")
+
+    async def _retrieve(self, request: web.Request) -> web.Response:
+        batch = self._batch(request)
+        if not isinstance(batch, MessageBatch):
+            return batch
         if batch.status == "canceling":
             self._end(batch, cancelled=True)
         elif batch.status == "in_progress" and time.time() - batch.created >= self.delay:
@@ -179,25 +184,17 @@ class AnthropicServer(FaultServer):
         return web.json_response(batch.body(self.base))
 
     async def _cancel(self, request: web.Request) -> web.Response:
-        self.batch_requests.append(f"POST /v1/messages/batches/{request.match_info['id']}/cancel")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        batch = self.batches.get(request.match_info["id"])
-        if batch is None:
-            return _error(404, "not_found_error", "no such batch")
+        batch = self._batch(request)
+        if not isinstance(batch, MessageBatch):
+            return batch
         if batch.status == "in_progress":
             batch.status, batch.cancel_initiated = "canceling", time.time()
         return web.json_response(batch.body(self.base))
 
     async def _results(self, request: web.Request) -> web.Response:
-        self.batch_requests.append(f"GET /v1/messages/batches/{request.match_info['id']}/results")
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
-        batch = self.batches.get(request.match_info["id"])
-        if batch is None:
-            return _error(404, "not_found_error", "no such batch")
+        batch = self._batch(request)
+        if not isinstance(batch, MessageBatch):
+            return batch
         if batch.status != "ended":
             return _error(400, "invalid_request_error", "the batch has not ended: no results yet")
         lines = [json.dumps({"custom_id": k, "result": r}) + "\n" for k, r in batch.results.items()]

@@ -1,0 +1,67 @@
+"""Two things a batch test does to a run that waits on its batches: kill it with SIGKILL, or cancel its first
+batch from outside (as from the provider's console) and let it finish."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from .suite_runner import REPO, SuiteRun, run_suite
+
+
+class BatchFake(Protocol):
+    created: list[str]
+    """Batch ids in the order the fake created them."""
+    delay: float
+    """Seconds from a batch's creation until the fake answers it."""
+
+
+START = 180.0
+"""Seconds a run may take to create its first batch (a loaded machine starts pytest slowly)."""
+
+
+def kill_while_waiting(server: BatchFake, workdir: Path, args: Sequence[str]) -> None:
+    """Start the suite, wait until it created a batch and recorded it, then kill -9 it while it waits."""
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    command += [f"--reports-dir={workdir / 'reports'}", f"--cache-dir={workdir / 'cache'}"]
+    command += ["--deselect=mathcomp_tests/suite/test_generated.py", *args]
+    with open(workdir / "killed.log", "wb") as log:
+        proc = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + START
+        while not server.created or not list((workdir / "cache" / "batches").glob("*.json")):
+            assert proc.poll() is None, (workdir / "killed.log").read_text()
+            assert time.monotonic() < deadline, "no batch was created"
+            time.sleep(0.1)
+        time.sleep(0.5)  # it waits on the batch now
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def cancel_mid_wait(
+    server: BatchFake, workdir: Path, args: Sequence[str], cancel: Callable[[str], urllib.request.Request]
+) -> SuiteRun:
+    """Run the suite; once it created a batch, make the fake answer later batches at once and send it the
+    request ``cancel`` makes for the first batch; the finished run."""
+    got: list[SuiteRun] = []
+    running = threading.Thread(target=lambda: got.append(run_suite(workdir, *args)))
+    running.start()
+    deadline = time.monotonic() + START
+    while not server.created:
+        assert running.is_alive() and time.monotonic() < deadline, "no batch was created"
+        time.sleep(0.1)
+    server.delay = 0
+    urllib.request.urlopen(cancel(server.created[0]), timeout=10).close()
+    running.join(300)
+    (run,) = got
+    return run
