@@ -176,7 +176,8 @@ def test_message_batch_answers_cost_the_batch_price(tmp_path: Path) -> None:
         assert record["cost"] == pytest.approx(record["input_tokens"] * 5e-7 + record["output_tokens"] * 2.5e-6)
     saved = run.summary["batch"]["saved_usd"]
     assert saved == pytest.approx(sum(r["cost"] for r in run.records))
-    assert f"${saved:.4f} saved" in (run.run_dir / "report.html").read_text()
+    page = (run.run_dir / "report.html").read_text()
+    assert f"${saved:.4f} saved" in page and f"{PROMPTS} requests in 1 new batch, 0 resumed" in page
 
 
 def test_without_a_key_the_run_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -268,7 +268,8 @@ def _batch_rows(batch: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """Under --batch: what was sent by batch, and what the batch price saved against live requests."""
     if not batch:
         return []
-    sent = f"{batch['requests_sent']} requests in {len(batch['batches_created'])} new batches"
+    created = len(batch["batches_created"])
+    sent = f"{batch['requests_sent']} requests in {created} new batch{'' if created == 1 else 'es'}"
     sent += f", {len(batch['batches_resumed'])} resumed; {batch['answered']} answered, {batch['failed']} failed"
     saved = batch.get("saved_usd")
     price = "unknown" if saved is None else f"${batch['cost_usd']:.4f} at the batch price, ${saved:.4f} saved"
