@@ -8,6 +8,7 @@ import json
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.batch_waits import cancel_mid_wait, kill_while_waiting
@@ -250,3 +251,26 @@ def test_each_output_file_is_downloaded_once(tmp_path: Path) -> None:
     downloads = [r for r in server.batch_requests if r.endswith("/content")]
     assert len(downloads) == len(set(downloads)) == 3, downloads  # output and error of the first, output of the second
     assert "never awaited" not in run.output
+
+
+def test_protocol_turns_go_in_one_round_of_batches_per_turn(tmp_path: Path) -> None:
+    """Every case's first turn in one batch, every second turn in the next (not a batch per case and turn),
+    exactly the requests the live path sends, and answers the live path reads the same."""
+    protocols = "--protocol=plain,cot,evidence-lock,dual-direction,canonicalize"
+    server = BatchServer()
+    with server.running():
+        batched = run_suite(tmp_path / "batch", *_args(server, tmp_path, protocols))
+        sizes = [server.batch_prompts(b) for b in server.created]
+        again = run_suite(tmp_path / "batch", *_args(server, tmp_path, protocols))
+        assert len(server.created) == len(sizes), "the rerun created no batch"
+        live = run_suite(tmp_path / "live", *[a for a in _args(server, tmp_path, protocols) if "--batch" not in a])
+    assert server.chat_requests() == sum(sizes), "the batches held exactly what the live path asks"
+    assert len(sizes) == 2, f"one round per turn: {sizes}"
+    assert "batch" in batched.summary and batched.summary["batch"]["requests_sent"] == sum(sizes)
+    def plain(record: dict[str, Any]) -> dict[str, Any]:  # what a batch answer may differ in: cached, price
+        turns = [{k: v for k, v in t.items() if k not in ("cached", "cost")} for t in record.get("turns") or []]
+        return {**{k: v for k, v in record.items() if k not in ("cached", "run_id", "cost")}, "turns": turns}
+
+    for run in (again, live):
+        assert [plain(r) for r in batched.records] == [plain(r) for r in run.records]
+    assert len(batched.records) == 5 * PROMPTS and not [r for r in batched.records if r["status"] == "error"]

@@ -91,6 +91,10 @@ class BatchBackend(APIBackend):
         self.failed.update(outcome.failed)
         return outcome
 
+    def cached(self, keys: Sequence[str]) -> dict[str, Response]:
+        """The answers the response cache holds for ``keys``."""
+        return self._cache.get_many(list(keys))
+
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
         """One process at a time waits on the batches of a cache folder (xdist workers take turns: the

@@ -1,7 +1,8 @@
-"""--batch before the first case: every plain prompt of the selected cases that the cache cannot answer goes
-to the provider's batches, and the run waits (bounded by --batch-wait) until they are answered into the
-cache; the cases then read them as cached answers. When the wait runs out the session stops before any
-case (INCOMPLETE: the run cannot pass) and the next run resumes the same batches.
+"""--batch before the first case: every prompt of the selected cases that the cache cannot answer goes to the
+provider's batches (a protocol's later turns round by round: batch_turns.py), and the run waits (bounded
+by --batch-wait) until they are answered into the cache; the cases then read them as cached answers.
+When the wait runs out the session stops before any case (INCOMPLETE: the run cannot pass) and the next
+run resumes the same batches.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import pytest
 from ..backends.base import BackendError
 from ..backends.batch_run import BatchWaitError, Outcome
 from ..run import Run
-from ..types import PLAIN, Condition, Decoding, Prompt
+from ..types import Condition
+from .batch_turns import Case, prefetch_turns
 
 BATCHED_TESTS = ("test_framing", "test_generated")
-"""Suite tests whose plain cases are asked by batch before the first case."""
+"""Suite tests whose cases are asked by batch before the first case."""
 WORKER_OUTPUT = "mathcomp_batch"
 """The key of an xdist worker's `batch` summary in the output it sends the controller."""
 
@@ -55,7 +57,7 @@ class BatchPhase:
         if terminal is not None:
             backend.say = lambda line: terminal.write_line(f"mathcomp --batch: {line}")
         try:
-            backend.prefetch(asked(self.run, session.items))
+            prefetch_turns(backend, selected_cases(self.run, session.items), self.run.kit)
         except (BatchWaitError, BackendError) as exc:  # the wait ran out, or the provider is gone
             session.shouldstop = str(exc)
             raise session.Interrupted(str(exc)) from exc
@@ -83,21 +85,21 @@ class WorkerBatches:
             self.parts.append(part)
 
 
-def asked(run: Run, items: Sequence[pytest.Item]) -> list[tuple[list[Prompt], Decoding]]:
-    """The plain prompts of every selected case of test_framing and test_generated, by decoding."""
-    out = []
+def selected_cases(run: Run, items: Sequence[pytest.Item]) -> list[Case]:
+    """Every selected case of test_framing and test_generated, once: its condition, prompts and decodings."""
+    out: list[Case] = []
     seen: set[tuple[Condition, bool]] = set()
     for item in items:
         test = getattr(item, "originalname", "")
         condition = getattr(getattr(item, "callspec", None), "params", {}).get("condition")
-        if test not in BATCHED_TESTS or not isinstance(condition, Condition) or condition.protocol != PLAIN:
+        if test not in BATCHED_TESTS or not isinstance(condition, Condition):
             continue
         generated = test == "test_generated"
         if (condition, generated) in seen:
             continue
         seen.add((condition, generated))
         prompts = run.prompts_for(condition, run.generated if generated else None)
-        out += [(prompts, decoding) for decoding in run.decodings(condition)]
+        out.append((condition, prompts, run.decodings(condition)))
     return out
 
 
