@@ -1,9 +1,9 @@
 """A provider's batch API as the batch run sees it (``BatchAPI``), and OpenAI's: upload an input file,
 create a batch and read its output and error files through litellm, look at its status through the openai
-client. The requests are the chat
-requests the live path sends, one JSONL line each, whose custom id is the answer's cache key; each output
-line becomes the Response the live path would have made (text, tokens, finish reason, the model the reply
-names), priced at the batch rate. Anthropic's Message Batches: batch_anthropic.py.
+client. The requests are the chat requests the live path sends, one JSONL line each, whose custom id is the
+answer's cache key; each output line becomes the Response the live path would have made (text, tokens,
+finish reason, the model the reply names), priced at the batch rate. Anthropic's Message Batches:
+batch_anthropic.py.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def split(lines: Sequence[bytes], max_requests: int = MAX_REQUESTS, max_bytes: i
 
 
 class OpenAIBatches:
-    """The provider calls of one server (``api_base``; None: OpenAI's own), each a litellm coroutine."""
+    """OpenAI's batch endpoints on one server (``api_base``; None: OpenAI's own)."""
 
     max_requests = MAX_REQUESTS
     max_bytes = MAX_BYTES
