@@ -91,6 +91,10 @@ class BatchBackend(APIBackend):
         self.failed.update(outcome.failed)
         return outcome
 
+    def unanswered(self, key: str) -> Response:
+        """The item error of a request no batch answered in this run."""
+        return Response(text="", error=f"no batch answered this request: {self.failed.get(key, 'unknown')}")
+
     def cached(self, keys: Sequence[str]) -> dict[str, Response]:
         """The answers the response cache holds for ``keys``."""
         return self._cache.get_many(list(keys))
@@ -113,7 +117,7 @@ class BatchBackend(APIBackend):
         out: list[Response | None] = [None] * len(prompts)
         for n, key in enumerate(keys):
             if key in self.failed and not self.live_fallback:
-                out[n] = Response(text="", error=f"no batch answered this request: {self.failed[key]}")
+                out[n] = self.unanswered(key)
         rest = [n for n, r in enumerate(out) if r is None]
         if rest and self.live_fallback:
             fresh = super().complete([prompts[n] for n in rest], decoding)
@@ -123,9 +127,7 @@ class BatchBackend(APIBackend):
             self.prefetch([([prompts[n] for n in rest], decoding)])
             found = self._cache.get_many([keys[n] for n in rest])
             for n in rest:
-                out[n] = found.get(keys[n]) or Response(
-                    text="", error=f"no batch answered this request: {self.failed.get(keys[n], 'unknown')}"
-                )
+                out[n] = found.get(keys[n]) or self.unanswered(keys[n])
         answers = [r for r in out if r is not None]
         if on_response:
             for n, response in enumerate(answers):

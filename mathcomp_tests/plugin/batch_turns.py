@@ -57,7 +57,7 @@ class Replay:
             if key in found:
                 out.append(found[key])
             elif key in self.backend.failed:
-                out.append(Response(text="", error=f"no batch answered this request: {self.backend.failed[key]}"))
+                out.append(self.backend.unanswered(key))
             else:
                 if not self.stopped:
                     self.noted.setdefault(key, (prompt, decoding))
@@ -81,5 +81,7 @@ def prefetch_turns(backend: BatchBackend, cases: Sequence[Case], kit: Kit) -> in
         by_decoding: dict[Decoding, list[Prompt]] = {}
         for prompt, decoding in noted.values():
             by_decoding.setdefault(decoding, []).append(prompt)
-        backend.prefetch([(prompts, decoding) for decoding, prompts in by_decoding.items()])
+        outcome = backend.prefetch([(prompts, decoding) for decoding, prompts in by_decoding.items()])
+        if not noted and not outcome.answered:  # everything was cached and no earlier batch added to it
+            return rounds + 1
     return ROUNDS
