@@ -6,8 +6,8 @@ They are found by replay: each case of the selection is asked through its protoc
 backend that answers from the response cache and stops at the first turn the cache cannot answer: that
 call's prompts are noted; its later calls in the same ask are answered "not yet" and not noted (they
 were built on answers that do not exist yet). The prompts noted across all cases go into one round of
-batches; the next replay reaches one turn further. When a replay notes nothing, every turn of every case
-is cached and the cases run from the cache. A prompt no batch answered stays an item error, as it would
+batches; the next replay, of the asks that stopped, reaches one turn further. When no ask stops, every
+turn of every case is cached and the cases run from the cache. A prompt no batch answered stays an item error, as it would
 in its case.
 """
 
@@ -67,21 +67,23 @@ class Replay:
         return out
 
 
-def prefetch_turns(backend: BatchBackend, cases: Sequence[Case], kit: Kit) -> int:
-    """Batch every turn of ``cases`` round by round until the cache answers them all; the rounds it took.
-    The first round runs even when the cache answers everything: it collects the open batches of earlier
-    runs."""
-    for rounds in range(ROUNDS):
+def prefetch_turns(backend: BatchBackend, cases: Sequence[Case], kit: Kit) -> None:
+    """Batch every turn of ``cases`` round by round until the cache answers them all. Each round replays
+    only the asks that stopped in the round before; the first round sends even when it noted nothing: it
+    collects the open batches of earlier runs."""
+    pending = [(condition, prompts, decoding) for condition, prompts, decodings in cases for decoding in decodings]
+    for _ in range(ROUNDS):
         noted: dict[str, tuple[Prompt, Decoding]] = {}
-        for condition, prompts, decodings in cases:
-            for decoding in decodings:
-                ASK[condition.protocol](prompts, Replay(backend, noted), decoding, kit, None)
-        if not noted and rounds:
-            return rounds
+        stopped = []
+        for condition, prompts, decoding in pending:
+            replay = Replay(backend, noted)
+            ASK[condition.protocol](prompts, replay, decoding, kit, None)
+            if replay.stopped:
+                stopped.append((condition, prompts, decoding))
         by_decoding: dict[Decoding, list[Prompt]] = {}
         for prompt, decoding in noted.values():
             by_decoding.setdefault(decoding, []).append(prompt)
-        outcome = backend.prefetch([(prompts, decoding) for decoding, prompts in by_decoding.items()])
-        if not noted and not outcome.answered:  # everything was cached and no earlier batch added to it
-            return rounds + 1
-    return ROUNDS
+        backend.prefetch([(prompts, decoding) for decoding, prompts in by_decoding.items()])
+        if not stopped:
+            return
+        pending = stopped
