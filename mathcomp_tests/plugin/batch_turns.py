@@ -7,8 +7,8 @@ backend that answers from the response cache and stops at the first turn the cac
 call's prompts are noted; its later calls in the same ask are answered "not yet" and not noted (they
 were built on answers that do not exist yet). The prompts noted across all cases go into one round of
 batches; the next replay, of the asks that stopped, reaches one turn further. When no ask stops, every
-turn of every case is cached and the cases run from the cache. A prompt no batch answered stays an item error, as it would
-in its case.
+turn of every case is cached and the cases run from the cache. A prompt no batch answered stays an item
+error, as it would in its case.
 """
 
 from __future__ import annotations
