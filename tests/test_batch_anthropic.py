@@ -10,10 +10,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from helpers.batch_waits import cancel_mid_wait, kill_while_waiting
+from helpers.batch_waits import all_answered, cancel_mid_wait, kill_while_waiting
 from helpers.fake_anthropic_server import AnthropicServer
 from helpers.fault_server import OK, Fault
-from helpers.suite_runner import SuiteRun, run_suite
+from helpers.suite_runner import run_suite
 
 LIMIT = 6
 CASES = 2
@@ -42,11 +42,6 @@ def _args(server: AnthropicServer, tmp_path: Path, *more: str, batch: bool = Tru
     )
 
 
-def _all_answered(run: SuiteRun) -> None:
-    assert run.returncode == 0, run.output
-    assert len(run.records) == PROMPTS and all(r["status"] == "ok" for r in run.records), run.output
-
-
 def _written(folder: Path) -> str:
     return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in folder.rglob("*") if p.is_file())
 
@@ -57,7 +52,7 @@ def test_a_whole_run_by_message_batch_then_a_rerun_that_sends_nothing(tmp_path: 
         first = run_suite(tmp_path, *_args(server, tmp_path))
         sent_first = list(server.batch_requests)
         again = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(first)
+    all_answered(first, PROMPTS)
     assert server.live_requests() == 0, "no live message request: every prompt went by batch"
     (batch,) = server.created
     assert server.batch_size(batch) == PROMPTS
@@ -77,7 +72,7 @@ def test_a_whole_run_by_message_batch_then_a_rerun_that_sends_nothing(tmp_path: 
     assert all(h.get("x-api-key") == KEY for h in server.headers_seen)
     assert KEY not in _written(tmp_path / "cache") + _written(tmp_path / "reports"), "the key was written down"
 
-    _all_answered(again)
+    all_answered(again, PROMPTS)
     assert server.batch_requests == sent_first, "the rerun asked the provider nothing"
     assert server.live_requests() == 0 and all(r["cached"] for r in again.records)
 
@@ -93,7 +88,7 @@ def test_batch_answers_are_the_answers_the_live_path_reads(tmp_path: Path) -> No
         reread = run_suite(tmp_path, *_args(server, tmp_path, batch=False))
         assert server.live_requests() == PROMPTS, "the live run on the batch cache asked nothing"
     for run in (batched, live, reread):
-        _all_answered(run)
+        all_answered(run, PROMPTS)
     strip = ("cached", "run_id", "cost")
     left = [{k: v for k, v in r.items() if k not in strip} for r in batched.records]
     right = [{k: v for k, v in r.items() if k not in strip} for r in live.records]
@@ -108,7 +103,7 @@ def test_killed_while_waiting_then_the_rerun_resumes_the_same_batch(tmp_path: Pa
         (batch,) = server.created
         server.delay = 0  # the batch ended while nobody waited
         rerun = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(rerun)
+    all_answered(rerun, PROMPTS)
     assert server.created == [batch], "the rerun created no new batch"
     assert f"batch {batch}: resumed ({PROMPTS} requests" in rerun.output
     assert rerun.summary["batch"]["batches_resumed"] == [batch] and rerun.summary["batch"]["requests_sent"] == 0
@@ -119,7 +114,7 @@ def test_expired_requests_are_said_and_sent_again(tmp_path: Path) -> None:
     server = AnthropicServer(outcome=lambda number: "expired" if number == 0 else "completed")
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     first, second = server.created
     assert server.batch_size(second) == PROMPTS - PROMPTS // 2
     said = [line for line in run.output.splitlines() if f"batch {first} expired" in line]
@@ -140,12 +135,12 @@ def test_errored_requests_go_into_a_later_batch_or_live(tmp_path: Path) -> None:
         assert len(server.created) == 2 and server.batch_size(server.created[1]) == 2
         assert f"batch {server.created[0]}: completed, {PROMPTS - 2} of {PROMPTS} answered, 2 failed" in batched.output
         assert server.live_requests() == 0
-    _all_answered(batched)
+    all_answered(batched, PROMPTS)
 
     server = AnthropicServer(schedule=_two_fail_once)
     with server.running():
         live = run_suite(tmp_path / "live", *_args(server, tmp_path, "--batch-fallback=live"))
-    _all_answered(live)
+    all_answered(live, PROMPTS)
     assert len(server.created) == 1 and server.live_requests() == 2, "the two errored requests, asked live"
 
 
@@ -160,7 +155,7 @@ def test_a_cancelled_batch_is_said_and_its_prompts_sent_again(tmp_path: Path) ->
     with server.running():
         run = cancel_mid_wait(server, tmp_path, _args(server, tmp_path), cancel)
         first = server.created[0]
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     assert len(server.created) == 2 and server.batch_size(server.created[1]) == PROMPTS
     said = [line for line in run.output.splitlines() if f"batch {first} cancelled" in line]
     assert len(said) == 1 and f"{PROMPTS} of its {PROMPTS} requests unanswered, sent again" in said[0]
@@ -171,7 +166,7 @@ def test_message_batch_answers_cost_the_batch_price(tmp_path: Path) -> None:
     server = AnthropicServer()
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     for record in run.records:
         assert record["cost"] == pytest.approx(record["input_tokens"] * 5e-7 + record["output_tokens"] * 2.5e-6)
     saved = run.summary["batch"]["saved_usd"]

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.batch_waits import cancel_mid_wait, kill_while_waiting
+from helpers.batch_waits import all_answered, cancel_mid_wait, kill_while_waiting
 from helpers.fake_batch_server import BatchServer
 from helpers.fault_server import OK, Fault
-from helpers.suite_runner import SuiteRun, run_suite
+from helpers.suite_runner import run_suite
 from helpers.usage import assert_usage_error
 
 from mathcomp_tests.backends.batch_api import split
@@ -40,19 +40,13 @@ def _args(server: BatchServer, tmp_path: Path, *more: str) -> tuple[str, ...]:
     )
 
 
-def _all_answered(run: SuiteRun) -> None:
-    assert run.returncode == 0, run.output
-    records = run.records
-    assert len(records) == PROMPTS and all(r["status"] == "ok" for r in records), run.output
-
-
 def test_a_whole_run_by_batch_then_a_rerun_that_sends_nothing(tmp_path: Path) -> None:
     server = BatchServer(delay=1.0)
     with server.running():
         first = run_suite(tmp_path, *_args(server, tmp_path))
         sent_first = list(server.batch_requests)
         again = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(first)
+    all_answered(first, PROMPTS)
     assert server.chat_requests() == 0, "no live completion request: every prompt went by batch"
     (batch,) = server.created
     assert server.batch_prompts(batch) == PROMPTS
@@ -63,7 +57,7 @@ def test_a_whole_run_by_batch_then_a_rerun_that_sends_nothing(tmp_path: Path) ->
     record = json.loads((tmp_path / "cache" / "batches" / f"{batch}.json").read_text())
     assert record["done"] and record["outcome"] == "completed" and len(record["keys"]) == PROMPTS
 
-    _all_answered(again)
+    all_answered(again, PROMPTS)
     assert server.batch_requests == sent_first, "the rerun asked the provider nothing"
     assert server.chat_requests() == 0
     assert all(r["cached"] for r in again.records)
@@ -78,8 +72,8 @@ def test_the_answers_are_the_live_path_s_answers(tmp_path: Path) -> None:
         batched = run_suite(tmp_path, *_args(server, tmp_path))
         live_args = [a for a in _args(server, tmp_path) if not a.startswith("--batch")]
         live = run_suite(tmp_path, *live_args)
-    _all_answered(batched)
-    _all_answered(live)
+    all_answered(batched, PROMPTS)
+    all_answered(live, PROMPTS)
     assert server.chat_requests() == 0, "the live run asked nothing: the batch answers are under its keys"
     assert live.summary["prompts_sent"] == 0
     strip = ("cached", "run_id", "cost")
@@ -93,7 +87,7 @@ def test_xdist_workers_share_one_batch(tmp_path: Path) -> None:
     server = BatchServer(delay=1.0)
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path, "-n", "2"))
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     assert len(server.created) == 1, server.created
     assert server.chat_requests() == 0
     batch = run.summary.get("batch")  # the controller's summary adds up what its workers did by batch
@@ -110,7 +104,7 @@ def test_killed_while_waiting_then_the_rerun_resumes_the_same_batch(tmp_path: Pa
         (batch,) = server.created
         server.delay = 0  # the batch completed while nobody waited
         rerun = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(rerun)
+    all_answered(rerun, PROMPTS)
     assert server.created == [batch], "the rerun created no new batch"
     assert server.chat_requests() == 0
     assert f"batch {batch}: resumed ({PROMPTS} requests" in rerun.output
@@ -128,7 +122,7 @@ def test_batch_wait_runs_out_the_run_is_incomplete_and_the_next_resumes(tmp_path
     assert "INCOMPLETE" in waited.output and "--batch-wait=1s ran out with 1 batch(es) still running" in waited.output
     assert waited.summary["status"] == "incomplete"
     assert any("--batch-wait" in reason for reason in waited.summary["incomplete_reasons"])
-    _all_answered(resumed)
+    all_answered(resumed, PROMPTS)
     assert len(server.created) == 1 and server.chat_requests() == 0
 
 
@@ -136,7 +130,7 @@ def test_an_expired_batch_is_said_and_its_unanswered_prompts_sent_again(tmp_path
     server = BatchServer(outcome=lambda number: "expired" if number == 0 else "completed")
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     first, second = server.created
     assert server.batch_prompts(second) == PROMPTS - PROMPTS // 2
     said = [line for line in run.output.splitlines() if f"batch {first} expired" in line]
@@ -153,7 +147,7 @@ def test_a_cancelled_batch_is_said_and_its_prompts_sent_again(tmp_path: Path) ->
     with server.running():
         run = cancel_mid_wait(server, tmp_path, _args(server, tmp_path), cancel)
         first = server.created[0]
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     assert len(server.created) == 2 and server.batch_prompts(server.created[1]) == PROMPTS
     said = [line for line in run.output.splitlines() if f"batch {first} cancelled" in line]
     assert len(said) == 1 and f"{PROMPTS} of its {PROMPTS} requests unanswered, sent again" in said[0]
@@ -167,7 +161,7 @@ def test_failed_requests_in_a_batch_go_into_a_later_batch(tmp_path: Path) -> Non
     server = BatchServer(schedule=_two_fail_once)
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     first, second = server.created
     assert server.batch_prompts(second) == 2
     assert f"batch {first}: completed, {PROMPTS - 2} of {PROMPTS} answered, 2 failed" in run.output
@@ -188,7 +182,7 @@ def test_batch_fallback_live_asks_the_failed_requests_live(tmp_path: Path) -> No
     server = BatchServer(schedule=_two_fail_once)
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path, "--batch-fallback=live"))
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     assert len(server.created) == 1
     assert server.chat_requests() == 2, "the two failed requests, asked live by their case"
 
@@ -198,7 +192,7 @@ def test_batch_answers_cost_the_batch_price(tmp_path: Path) -> None:
     server = BatchServer()
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path))
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     for record in run.records:
         expected = record["input_tokens"] * 7.5e-8 + record["output_tokens"] * 3e-7
         assert record["cost"] == pytest.approx(expected)
@@ -246,7 +240,7 @@ def test_each_output_file_is_downloaded_once(tmp_path: Path) -> None:
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path, "-W", "error::RuntimeWarning"))
         time.sleep(0.5)
-    _all_answered(run)
+    all_answered(run, PROMPTS)
     assert len(server.created) == 2
     downloads = [r for r in server.batch_requests if r.endswith("/content")]
     assert len(downloads) == len(set(downloads)) == 3, downloads  # output and error of the first, output of the second

@@ -1,5 +1,6 @@
-"""Two things a batch test does to a run that waits on its batches: kill it with SIGKILL, or cancel its first
-batch from outside (as from the provider's console) and let it finish."""
+"""What both providers' batch tests share: the check that a run answered every prompt, and two things done
+to a run that waits on its batches: kill it with SIGKILL, or cancel its first batch from outside (as from
+the provider's console) and let it finish."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ class BatchFake(Protocol):
     """Batch ids in the order the fake created them."""
     delay: float
     """Seconds from a batch's creation until the fake answers it."""
+
+
+def all_answered(run: SuiteRun, prompts: int) -> None:
+    """The run passed and recorded an answer (status ok) for each of its ``prompts`` prompts."""
+    assert run.returncode == 0, run.output
+    records = run.records
+    assert len(records) == prompts and all(r["status"] == "ok" for r in records), run.output
 
 
 START = 180.0
