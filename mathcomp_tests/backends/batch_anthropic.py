@@ -150,20 +150,18 @@ class AnthropicBatches:
 
 def state(batch: dict[str, Any]) -> BatchState:
     """A Message Batch as the batch run reads a batch: an ended batch whose requests were cancelled is
-    `cancelled`, one with expired requests `expired`, else `completed`; its results are its output file."""
+    `cancelled`, one with expired requests `expired`, else `completed` (its results are read by batch id,
+    so it names no output file)."""
     counts = batch.get("request_counts") or {}
 
     def count(name: str) -> int:
         value = counts.get(name, 0)
         return value if isinstance(value, int) else 0
 
-    status = {"in_progress": "in_progress", "canceling": "cancelling"}.get(str(batch.get("processing_status")), "")
-    if batch.get("processing_status") == "ended":
+    status = str(batch.get("processing_status"))
+    if status == "ended":
         status = "cancelled" if count("canceled") else "expired" if count("expired") else "completed"
-    elif not status:
-        status = str(batch.get("processing_status"))
+    elif status == "canceling":
+        status = "cancelling"  # OpenAI's spelling, as the progress lines say it
     total = sum(count(k) for k in ("processing", "succeeded", "errored", "canceled", "expired"))
-    ended = status in ("completed", "expired", "cancelled")
-    return BatchState(
-        str(batch["id"]), status, total, count("succeeded"), count("errored"), str(batch["id"]) if ended else None
-    )
+    return BatchState(str(batch["id"]), status, total, count("succeeded"), count("errored"))
