@@ -28,13 +28,12 @@ read too.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .. import userfile
 from ..backends.models import ModelSpec, UnknownModelError, resolve
 from .baseline_format import (
     FORMAT,
@@ -59,7 +58,7 @@ from .baseline_format import (
 __all__ = [
     "FORMAT", "GENERATED_DIR", "GENERATED_KEYS", "GENERATED_PREFIX", "HEADER_KEYS", "LETTERS", "OPTIONAL_KEYS",
     "OUTCOME", "READS", "RESTORE", "Baseline", "BaselineError", "Draw", "Fingerprint", "draw", "from_run_dir",
-    "load", "outcome", "parse", "render", "sha256_of", "write",
+    "case_line", "generated_lines", "load", "ordered", "outcome", "parse", "render", "sha256_of", "write",
 ]  # fmt: skip
 
 
@@ -333,6 +332,26 @@ def _summary_draw(block: Any) -> Draw | None:
     return Draw(int(block["seed"]), str(block["sha256"]), tuple(str(s) for s in block["scenario_ids"]))
 
 
+def case_line(baseline: Baseline, case_id: str) -> str | None:
+    """``case <id>: <letters>`` for one of the baseline's cases (None: a generated case without its draw)."""
+    order = baseline.scenarios
+    if case_id.startswith(GENERATED_PREFIX):
+        if baseline.generated is None:
+            return None
+        order = baseline.generated.scenarios
+    answers = baseline.cases[case_id]
+    return f"case {case_id}: " + "".join(LETTERS[answers.get(s, "error")] for s in order)
+
+
+def generated_lines(generated: Draw) -> list[str]:
+    """The header lines that name test_generated's draw."""
+    return [
+        f"generated-seed: {generated.seed}",
+        f"generated-sha256: {generated.sha256}",
+        f"generated-scenarios: {' '.join(generated.scenarios)}",
+    ]
+
+
 def render(baseline: Baseline, folder: Path | None = None) -> str:
     """The file's text; ``folder`` is where it will be written (a local model is recorded relative to it)."""
     folder = folder if folder is not None else baseline.source.parent
@@ -350,43 +369,23 @@ def render(baseline: Baseline, folder: Path | None = None) -> str:
         f"scenarios: {' '.join(baseline.scenarios)}",
     ]
     if baseline.generated is not None:
-        g = baseline.generated
-        lines += [
-            f"generated-seed: {g.seed}",
-            f"generated-sha256: {g.sha256}",
-            f"generated-scenarios: {' '.join(g.scenarios)}",
-        ]
-    written = [
-        c for c in baseline.cases if not c.startswith(GENERATED_PREFIX) or baseline.generated is not None
-    ]
+        lines += generated_lines(baseline.generated)
+    written = [line for line in (case_line(baseline, c) for c in baseline.cases) if line is not None]
     lines.append(f"cases: {len(written)}")
-    for case_id, answers in baseline.cases.items():
-        order = baseline.scenarios
-        if case_id.startswith(GENERATED_PREFIX):
-            if baseline.generated is None:
-                continue
-            order = baseline.generated.scenarios
-        letters = "".join(LETTERS[answers.get(s, "error")] for s in order)
-        lines.append(f"case {case_id}: {letters}")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *written]) + "\n"
+
+
+def ordered(baseline: Baseline, order: Iterable[str]) -> Baseline:
+    """``baseline`` with its cases in ``order`` (cases it does not name last)."""
+    ranked = {c: i for i, c in enumerate(order)}
+    cases = dict(sorted(baseline.cases.items(), key=lambda kv: ranked.get(kv[0], len(ranked))))
+    return replace(baseline, cases=cases)
 
 
 def write(baseline: Baseline, path: Path, order: Iterable[str] | None = None) -> Path:
-    """Write ``baseline`` to ``path`` (cases in ``order`` when given), replacing the file atomically: a temp
-    file in the same folder, flushed to disk, then os.replace; a write stopped halfway leaves the old file."""
+    """Write ``baseline`` to ``path`` (cases in ``order`` when given), replacing the file atomically
+    (userfile.replace_text: through a link, the file's mode kept); a write stopped halfway leaves the old file.
+    Returns the file written."""
     if order is not None:
-        ranked = {c: i for i, c in enumerate(order)}
-        cases = dict(sorted(baseline.cases.items(), key=lambda kv: ranked.get(kv[0], len(ranked))))
-        baseline = Baseline(**{**baseline.__dict__, "cases": cases})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(render(baseline, path.parent))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
-    return path
+        baseline = ordered(baseline, order)
+    return userfile.replace_text(path, render(baseline, userfile.target(path).parent))
