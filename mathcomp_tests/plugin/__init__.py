@@ -27,11 +27,11 @@ from ..run import Run, served
 from ..run.folders import FolderError
 from ..scoring.baseline import GENERATED_PREFIX, BaselineError
 from ..scoring.thresholds import ThresholdsError
-from ..settings import SelectionError, Settings, conditions
+from ..settings import SelectionError, Settings
 from ..suite_selection import SUITE_DIR, selects_suite
-from ..types import NEUTRAL, PLAIN, Condition
+from ..types import NEUTRAL, Condition
 from ..verdict.result import CaseResult
-from . import batch_phase, options, origins, progress, report_copy, serving, standing, terminal
+from . import batch_phase, matrix, options, origins, progress, report_copy, serving, standing, terminal
 from .completeness import Tracker, write_incomplete
 from .finish import finish
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
@@ -45,7 +45,6 @@ MARKERS = {
     "slow": "a case asking for long generations (over 64 new tokens) or calling a judge model",
 }
 SLOW_TOKENS = 64
-INVARIANCE_TESTS = ("test_cue_invariance", "test_neutral_balance")
 
 
 def _selects_suite(config: pytest.Config) -> bool:
@@ -169,11 +168,15 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 
 def _limit_line(run: Run) -> list[str]:
-    """Under --limit, how many of the dataset's scenarios each case asks (the line above counts them all)."""
+    """Under --limit, how many of the dataset's scenarios each case asks (the line above counts them all); a
+    limit above the dataset's size is said, not silently capped."""
     asked, total = len(run.scenarios), len(run.dataset.scenarios)
+    limit = run.settings.limit
+    if limit is not None and limit > total:
+        return [f"--limit={limit}: all {total} scenarios (the dataset has no more; the limit is above it)"]
     if asked == total:
         return []
-    return [f"--limit={run.settings.limit}: {asked} of {total} scenarios, {stratified.HOW}"]
+    return [f"--limit={limit}: {asked} of {total} scenarios, {stratified.HOW}"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -186,18 +189,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.UsageError(
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
-    selected = conditions(state.run.settings)
-    if metafunc.function.__name__ == "test_reveal_after":
-        selected = state.run.reveal_after_conditions() if state.run.settings.reveal_after else []
-    if metafunc.function.__name__ == "test_metamorphic":  # pairs with neutral/std: cue or identity only
-        wanted = state.run.settings.metamorphic
-        selected = [c for c in selected if wanted and (c.framing != "neutral" or c.identity != "std")]
-        selected = [c for c in selected if c.protocol == PLAIN]  # it asks plain prompts
-    name = metafunc.function.__name__
-    if name in INVARIANCE_TESTS:  # cue cases against neutral; neutral cases for EDR / ND (plain prompts)
-        wanted = state.run.settings.invariance
-        selected = [c for c in selected if wanted and (c.framing == NEUTRAL) == (name == "test_neutral_balance")]
-        selected = [c for c in selected if c.protocol == PLAIN]
+    selected = matrix.for_test(metafunc.function.__name__, state.run)
     generated = metafunc.definition.path.name == "test_generated.py"
     params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
     metafunc.parametrize("condition", params)
@@ -228,9 +220,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state = config.stash.get(_STATE, None)
     if state is None:
         return
-    off = set() if state.run.settings.metamorphic else {"test_metamorphic"}
-    off |= set() if state.run.settings.invariance else set(INVARIANCE_TESTS)
-    off |= set() if state.run.settings.reveal_after else {"test_reveal_after"}
+    off = {name for name in matrix.SUITE_TESTS if not matrix.enabled(name, state.run)}
     dropped = [i for i in items if getattr(i, "originalname", "") in off or _empty_invariance(i)]
     if dropped:
         items[:] = [i for i in items if i not in dropped]
@@ -251,7 +241,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _empty_invariance(item: pytest.Item) -> bool:
     """An invariance test with nothing to compare (no cue, or no neutral framing, selected)."""
     params = getattr(getattr(item, "callspec", None), "params", {})
-    return getattr(item, "originalname", "") in INVARIANCE_TESTS and "condition" not in params
+    return getattr(item, "originalname", "") in matrix.INVARIANCE_TESTS and "condition" not in params
 
 
 @pytest.fixture(scope="session")

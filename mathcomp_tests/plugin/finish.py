@@ -4,13 +4,20 @@ scored. An incomplete run never exits 0."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from .. import userfile
+from ..printable import printable
 from ..records import items as records
 from ..records import results
 from ..run import GENERATED, REVEAL_AFTER
+from ..scoring.thresholds import BASE_FROM
 from ..verdict import completeness
-from . import batch_phase, standing
+from ..verdict import narrowing as verdict_narrowing
+from . import batch_phase, narrowing, standing
 from .completeness import Tracker
 from .state import State
 
@@ -38,12 +45,17 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     state.summary["cases_selected"] = selected
     state.summary["cases_reported"] = len(tracker.reported)
     state.summary["records_dropped"] = dropped
+    state.summary["narrowed"] = narrowing.block(session.config, run, tracker.selected)
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
     batched = batch_phase.summary(session.config.pluginmanager.get_plugin("mathcomp-batch"))
     if batched is not None:
         state.summary["batch"] = batched
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
+    borrowed = _borrowed_ceilings(state)
+    state.notes += [borrowed] if borrowed else []
+    if state.summary["narrowed"]:
+        state.notes.append(narrowed_note(state.summary["narrowed"]))
     if run.settings.update_baseline is not None:
         state.notes.append(_update_baseline(state, reasons))
     holm_failures = (state.summary.get("baseline") or {}).get("holm_failures") or []
@@ -56,9 +68,33 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     state.notes += [unwritten] if unwritten else []
 
 
+def _borrowed_ceilings(state: State) -> str | None:
+    """One line when the ceilings this model is held to are another model's (its baseline's): a team should
+    know the gate is that model's, not one written for this one."""
+    run = state.run
+    if not run.thresholds.borrowed(run.spec) or run.thresholds.base is None:
+        return None
+    shown = ", ".join(f'[model."{n}"]' for n in run.thresholds.sections(run.spec))
+    where = BASE_FROM.get(run.thresholds.base_from, run.thresholds.base_from)
+    return (
+        f"MathComp: ceilings: {printable(run.spec.given)} has no [model.*] section in {run.thresholds.path}, so it "
+        f"was held to {shown}, the sections of {printable(run.thresholds.base.given)} (the model of {where}); "
+        "add a section for it to set its own"
+    )
+
+
+def narrowed_note(block: dict[str, Any]) -> str:
+    """The end-of-run line of a narrowed run: what it left out, so that its PASS is not read as the suite's."""
+    left = int(block["left_out_count"])
+    shown = ", ".join(block["left_out"][:3]) + (f" and {left - 3} more" if left > 3 else "")
+    text = f"MathComp: narrowed by {verdict_narrowing.by_text(block)}: {verdict_narrowing.phrase(block, by=False)}"
+    return text + (f"; not run: {shown}" if left else "")
+
+
 def _update_baseline(state: State, reasons: list[str]) -> str:
-    """Write --update-baseline from this run, or leave the file as it was: the line that says which."""
-    from ..scoring import baseline
+    """Write --update-baseline from this run, or leave the file as it was: the line that says which. A
+    narrowed run rewrites only its own cases inside an existing file (scoring/baseline_update.py)."""
+    from ..scoring import baseline, baseline_update
 
     path = state.run.settings.update_baseline
     assert path is not None
@@ -66,6 +102,49 @@ def _update_baseline(state: State, reasons: list[str]) -> str:
     refused = completeness.baseline_refusal(reasons, every)
     if refused is not None:
         return f"baseline not written: {refused}; {path} unchanged"
-    order = [c["case"] for c in every]
-    written = baseline.write(baseline.from_run_dir(state.run.run_dir), path, order)
-    return f"baseline written: {written} ({len(state.cases)} cases, {len(state.generated_cases)} generated cases)"
+    fresh = baseline.ordered(baseline.from_run_dir(state.run.run_dir), [c["case"] for c in every])
+    narrowed = (state.summary or {}).get("narrowed")
+    counts = f"{len(state.cases)} cases, {len(state.generated_cases)} generated cases"
+    if narrowed and userfile.target(path).exists():
+        by = verdict_narrowing.by_text(narrowed)
+        try:
+            done = baseline_update.update(path, fresh)
+        except baseline.BaselineError as exc:
+            return (
+                f"baseline not written: the run was narrowed by {by}, so it may only rewrite its own cases inside "
+                f"{path}, but {exc}; {path} unchanged (run the whole selection to rewrite it)"
+            )
+        added = f", {done.added} added" if done.added else ""
+        return (
+            f"baseline updated: {path}: {done.rewritten} of its {done.total} cases rewritten from this run{added}, "
+            f"the other {done.kept} kept as they were (the run was narrowed by {by})"
+        )
+    dropped = _dropped(path, fresh)
+    written = baseline.write(fresh, path)
+    line = f"baseline written: {written} ({counts})"
+    if narrowed:
+        line += (
+            f"; the run was narrowed by {verdict_narrowing.by_text(narrowed)}: the file holds only these "
+            f"{narrowed['cases_selected']} of the {narrowed['cases_in_suite']} cases"
+        )
+    if dropped:
+        line += (
+            f"; {len(dropped)} cases of the old file are no longer selected and were dropped: "
+            + ", ".join(dropped[:3])
+            + (f" and {len(dropped) - 3} more" if len(dropped) > 3 else "")
+        )
+    return line
+
+
+def _dropped(path: Path, fresh: Any) -> list[str]:
+    """The cases of the baseline file at ``path`` that a whole run's file will not hold (none when there is no
+    readable file)."""
+    from ..scoring import baseline
+
+    if not userfile.target(path).is_file():
+        return []
+    try:
+        old = baseline.load(path)
+    except baseline.BaselineError:
+        return []
+    return [c for c in old.cases if c not in fresh.cases]

@@ -226,7 +226,7 @@ def add(parser: pytest.Parser) -> None:
     option(
         "--generated",
         "fresh scenarios per test_generated case, and examples per test_metamorphic case; "
-        "--hypothesis-seed seeds them (default 0)",
+        "--hypothesis-seed seeds them (default 0); 0 leaves test_generated out",
         100,
         type=int,
     )
@@ -261,14 +261,16 @@ def add(parser: pytest.Parser) -> None:
     )
 
 
-def _baseline_settings(opt: Any, thresholds: Path) -> dict[str, Any]:
-    """--baseline, --baseline-model, --update-baseline (its default path), --paired-test, --holm."""
+def _baseline_settings(opt: Any, thresholds: Path, root: Path) -> dict[str, Any]:
+    """--baseline, --baseline-model, --update-baseline (its default path), --paired-test, --holm.
+
+    --update-baseline's file is --baseline's, else baseline.txt beside the user's thresholds file, else in the
+    rootdir: never beside the ceilings packaged with the suite, inside the installed package."""
     baseline = Path(opt("baseline")) if opt("baseline") else None
     update = opt("update_baseline")
     if update is not None and not update:
-        update = (
-            baseline if baseline is not None and not baseline.is_dir() else thresholds.parent / "baseline.txt"
-        )
+        beside = thresholds.parent if thresholds.resolve() != default_thresholds().resolve() else root
+        update = baseline if baseline is not None and not baseline.is_dir() else beside / "baseline.txt"
     return {
         "baseline": baseline,
         "baseline_model": opt("baseline_model"),
@@ -284,6 +286,8 @@ def settings(config: pytest.Config) -> Settings:
 
     opt = config.getoption
     ranges.check(opt)
+    if opt("generated") == 0 and opt("metamorphic"):
+        raise SelectionError("--metamorphic needs --generated of at least 1: it is the examples each case tries")
     if opt("samples") > 1 and opt("temperature") == 0:
         raise SelectionError(
             "--samples above 1 needs --temperature above 0: greedy answers would all be the same"
@@ -351,7 +355,7 @@ def settings(config: pytest.Config) -> Settings:
         protocols=select(opt("protocol"), PROTOCOLS, "protocol", (PLAIN,), "--protocol"),
         reveal_after=opt("reveal_after"),
         invariance=opt("invariance"),
-        **_baseline_settings(opt, thresholds),
+        **_baseline_settings(opt, thresholds, root),
     )
 
 

@@ -16,7 +16,7 @@ from .progress import DELAY_VARIABLE
 OPTIONS: tuple[tuple[str, float, float | None, bool], ...] = (
     # (option, low, high or None, whether the value must be above low rather than at least low)
     ("--limit", 1, None, False),
-    ("--generated", 1, None, False),
+    ("--generated", 0, None, False),
     ("--max-new-tokens", 1, None, False),
     ("--batch-size", 1, None, False),
     ("--max-concurrency", 1, None, False),

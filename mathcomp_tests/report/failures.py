@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..verdict import narrowing
 from ..verdict.standing import KNOWN, NEW
 
 Case = Mapping[str, Any]
@@ -65,7 +66,8 @@ class Verdict:
 
 def verdict(summary: Mapping[str, Any]) -> Verdict:
     """``FAILED: 3 of 28 cases (1 new, 2 known)``, ``PASSED: all 28 cases``, ``PASSED: no new failure
-    ...`` (--fail-on=new), with ``INCOMPLETE (<reasons>):`` first when the run did not finish."""
+    ...`` (--fail-on=new), with ``INCOMPLETE (<reasons>):`` first when the run did not finish; a run pytest
+    narrowed says so: ``PASSED: 4 of 28 cases selected (narrowed by -k 'neutral')``."""
     cases = every_case(summary)
     failed = failed_cases(summary)
     others = other_failures(summary)
@@ -73,13 +75,16 @@ def verdict(summary: Mapping[str, Any]) -> Verdict:
     new = sum(c.get("standing") == NEW for c in failed)
     only_new = (summary.get("baseline") or {}).get("fail_on") == NEW
     failing = [c for c in failed if not (only_new and c.get("standing") == KNOWN)]
+    narrowed = narrowing.phrase(summary.get("narrowed"))
     if failing or others:
         line = f"FAILED: {len(failed)} of {len(cases)} cases{standing_text(summary)}"
         line += f" and {len(others)} other checks" if others else ""
+        line += f"; {narrowed}" if narrowed else ""
     elif failed:
         line = f"PASSED: no new failure; {known} of {len(cases)} cases fail as the base does (known)"
+        line += f"; {narrowed}" if narrowed else ""
     else:
-        line = f"PASSED: all {len(cases)} cases"
+        line = f"PASSED: {narrowed}" if narrowed else f"PASSED: all {len(cases)} cases"
     incomplete = summary.get("status", "complete") == "incomplete"
     if incomplete:
         reasons = "; ".join(str(r) for r in summary.get("incomplete_reasons") or [])

@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from ..scoring.metrics import CASE_METRICS, percent
+from ..verdict import narrowing
 from .failures import every_case, invariance_failures, standing_text, verdict
 from .incomplete import incomplete_html
 
@@ -173,6 +174,16 @@ def _standing(case: Case, metric: str) -> str:
     return f"known (base {_pct(base)})"
 
 
+def _left_out(summary: Mapping[str, Any]) -> str:
+    """`` Not run (narrowed by -k ...): ...`` for a narrowed run's verdict box; empty otherwise."""
+    block = summary.get("narrowed")
+    if not block:
+        return ""
+    left = int(block.get("left_out_count") or 0)
+    shown = ", ".join([str(c) for c in block.get("left_out") or []][:5]) + (f" and {left - 5} more" if left > 5 else "")
+    return f" Not run (narrowed by {narrowing.by_text(block)}): {shown or 'other checks'}; this is no verdict on them."
+
+
 def verdict_html(summary: Mapping[str, Any]) -> str:
     """The verdict box: the headline, then a table per kind of failure, rises first when there are any."""
     cases = every_case(summary)
@@ -224,6 +235,8 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
             f" (and {len(invariance) + len(reveal)} other checks)" if invariance or reveal else ""
         )
         title = verdict(summary).line if known_pass and not incomplete else title
+        narrowed = narrowing.phrase(summary.get("narrowed"))
+        title += f"; {narrowed}" if narrowed and not (known_pass and not incomplete) else ""
         box = "passed" if known_pass and not incomplete else "failed"
         parts = [f'<div class="mathcomp-verdict {box}">{incomplete}<h2>{escape(title)}</h2>']
         parts.append(f"<p>{escape('; '.join(reasons))}.{escape(against)}</p>")
@@ -231,10 +244,10 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         ran = f"<h3>{escape(f'Nothing failed in the {len(cases)} cases that ran')}</h3>" if cases else ""
         parts = [f'<div class="mathcomp-verdict incomplete">{incomplete}{ran}']
     else:
-        title = f"PASSED: all {len(cases)} cases"
+        title = verdict(summary).line
         parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title)}</h2>']
         tail = " and no significant rise over the baseline" if baseline else ""
-        parts.append(f"<p>{escape(f'Every value is under its ceiling{tail}.{against}')}</p>")
+        parts.append(f"<p>{escape(f'Every value is under its ceiling{tail}.{against}{_left_out(summary)}')}</p>")
     if found_rises:
         parts.append("<h3>What got worse: rises over the baseline</h3>")
         parts.append(

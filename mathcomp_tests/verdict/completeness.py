@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .checks import NOTHING_READ
+
 COMPLETE = "complete"
 INCOMPLETE = "incomplete"
 SHOWN = 3
@@ -60,7 +62,7 @@ def is_incomplete(summary: Mapping[str, Any] | None) -> bool:
 
 def baseline_refusal(reasons: Sequence[str], cases: Sequence[Mapping[str, Any]]) -> str | None:
     """Why this run must not replace the baseline (None: it may): the baseline is the team's file, replaced
-    only from a complete run in which every case scored."""
+    only from a complete run in which every case scored and read at least one answer."""
     if reasons:
         return "the run is incomplete (" + "; ".join(reasons) + ")"
     if not cases:
@@ -68,4 +70,11 @@ def baseline_refusal(reasons: Sequence[str], cases: Sequence[Mapping[str, Any]])
     errored = [str(c["case"]) for c in cases if c.get("error") is not None or scored_nothing(c)]
     if errored:
         return f"{len(errored)} {'cases' if len(errored) > 1 else 'case'} did not score: {', '.join(errored[:SHOWN])}"
+    unread = [str(c["case"]) for c in cases if NOTHING_READ in (c.get("breaches") or [])]
+    if unread:
+        many = len(unread) > 1
+        return (
+            f"{len(unread)} {'cases' if many else 'case'} read no answer (every answer unreadable): "
+            f"{', '.join(unread[:SHOWN])}; a baseline of unreadable answers would hide any later change"
+        )
     return None

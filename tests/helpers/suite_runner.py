@@ -53,12 +53,14 @@ def run_suite(
 ) -> SuiteRun:
     """`pytest <args>` from the repository root, with reports and cache under ``workdir``.
 
-    Without ``generated``, test_generated is deselected: most checks here count the fixed set's prompts.
+    Without ``generated``, test_generated is left out (``--generated=0``; deselected where ``args`` set
+    --generated for test_metamorphic): most checks here count the fixed set's prompts.
     """
     reports = workdir / "reports"
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={reports}"]
     if not generated:
-        command.append("--deselect=mathcomp_tests/suite/test_generated.py")
+        examples = any(a.startswith("--generated") for a in args)
+        command.append("--deselect=mathcomp_tests/suite/test_generated.py" if examples else "--generated=0")
     command += [f"--cache-dir={workdir / 'cache'}"] if cache else ["--no-cache"]
     proc = subprocess.run(
         [*command, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=os.environ.copy()
