@@ -60,6 +60,11 @@ def test_baseline_model_lends_its_ceilings_too(tmp_path: Path, finetune: Path) -
     )  # fmt: skip
     assert run.returncode == 0, run.output
     assert f'held to the base\'s [model."{DEMO}"] (from --baseline-model)' in run.output
+    assert (  # at the end too, where a run read with -q shows no header
+        f"MathComp: ceilings: hf:{finetune} has no [model.*] section in {REPO / 'thresholds.toml'}, so it was held "
+        f'to [model."{DEMO}"], the sections of {DEMO} (the model of --baseline-model); add a section for it'
+        in run.output
+    ), run.output
     assert run.summary["ceilings_from"]["via"] == "baseline-model"
     assert run.case("neutral-begin-std-one-word")["baseline"]["status"] == "compared"
 

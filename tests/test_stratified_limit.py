@@ -53,3 +53,10 @@ def test_a_baseline_of_the_first_rows_is_another_selection(tmp_path: Path) -> No
     compared = run_suite(tmp_path, "--limit=10", f"--baseline={baseline}", *ONE_CASE)
     assert compared.returncode == 4, compared.output
     assert "other scenarios (10 in the baseline, 10 in the run; only in the baseline: " in compared.output
+
+
+def test_a_limit_above_the_dataset_is_said_in_the_header_not_silently_capped(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--limit=1000", *ONE_CASE)
+    assert run.returncode == 0, run.output
+    assert "--limit=1000: all 300 scenarios (the dataset has no more; the limit is above it)" in run.output
+    assert len(run.records) == 300

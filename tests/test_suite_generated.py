@@ -24,8 +24,12 @@ def test_generated_cases_are_named_like_the_framing_cases() -> None:
         cwd=REPO, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "mathcomp_tests/suite/test_generated.py::test_generated[direct-more-end-std-one-word]" in out
-    assert "test_metamorphic" not in out and "test_cue_invariance" not in out and "test_reveal_after" not in out
-    assert "4 deselected" in out  # test_metamorphic, test_cue_invariance, test_neutral_balance, test_reveal_after
+    assert (
+        "test_metamorphic" not in out and "test_cue_invariance" not in out and "test_reveal_after" not in out
+    )
+    assert (
+        "4 deselected" in out
+    )  # test_metamorphic, test_cue_invariance, test_neutral_balance, test_reveal_after
 
 
 def test_workers_agree_on_the_seeded_scenarios_and_a_rerun_is_served_by_the_cache(tmp_path: Path) -> None:
@@ -77,3 +81,18 @@ def test_the_reference_never_flips(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.output
     assert "3 passed" in run.output  # indirect-less/std, neutral/woman, indirect-less/woman
+
+
+def test_generated_zero_leaves_test_generated_out_and_metamorphic_then_asks_for_examples() -> None:
+    """--generated=0 is how a run drops the generated cases (before, it was refused and only -k could)."""
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "--model=symbolic", "--framings=direct-more",
+               "--positions=end", "-p", "no:cacheprovider", "--generated=0"]  # fmt: skip
+    out = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "test_framing[direct-more-end-std-one-word]" in out.stdout and "test_generated" not in out.stdout
+    metamorphic = subprocess.run([*command, "--metamorphic"], cwd=REPO, capture_output=True, text=True)
+    assert metamorphic.returncode == 4
+    assert (
+        "--metamorphic needs --generated of at least 1: it is the examples each case tries"
+        in metamorphic.stderr
+    )

@@ -154,8 +154,9 @@ def add(parser: pytest.Parser) -> None:
         const="",
         default=None,
         metavar="PATH",
-        help="write this run's per-item answers as the baseline file instead of comparing; PATH defaults to "
-        "--baseline when that is a file, else baseline.txt beside the thresholds file (default: off)",
+        help="write this run's per-item answers as the baseline file instead of comparing (a run narrowed by -k, "
+        "-m, --lf, --sw, --deselect or node ids rewrites only its own cases in it); PATH defaults to --baseline "
+        "when that is a file, else baseline.txt beside your thresholds.toml, else in the rootdir (default: off)",
     )
     option(
         "--paired-test",
