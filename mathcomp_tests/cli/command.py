@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from .. import userfile
+
 
 def usage_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     """One line, ``<prog>: error: <message>``, exit 2."""
@@ -30,9 +32,10 @@ def check_output(parser: argparse.ArgumentParser, output: Path | None) -> None:
 
 
 def write(path: Path, text: str) -> int:
-    """Write ``text`` to ``path`` and say so; one line and exit status 1 when the file cannot be written."""
+    """Write ``text`` to ``path`` (replaced atomically, through a link, its mode kept: userfile.replace_text) and
+    say so; one line and exit status 1 when the file cannot be written."""
     try:
-        path.write_text(text, encoding="utf-8")
+        userfile.replace_text(path, text)
     except OSError as exc:
         return fail(f"cannot write {path}: {exc.strerror or exc}")
     print(f"wrote {path}")
