@@ -25,6 +25,9 @@ def test_every_answer_unreadable_fails_even_when_the_ceilings_allow_it(tmp_path:
     assert case["passed"] is False and case["breaches"] == ["nothing read"]
     assert "nothing read: none of the 10 answers could be read" in run.output, run.output
     assert "AT CHANCE" not in run.output
+    page = (run.run_dir / "report.html").read_text()  # the suite's own rule, not one of the project's checks
+    assert "Cases that measured nothing" in page and "built-in check: a case that measured nothing never" in page
+    assert "project&#x27;s own checks" not in page
 
 
 def test_a_case_whose_every_request_failed_is_not_at_chance(tmp_path: Path) -> None:

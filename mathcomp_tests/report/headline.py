@@ -11,6 +11,7 @@ from typing import Any
 
 from ..scoring.metrics import CASE_METRICS, percent
 from ..verdict import narrowing
+from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
 from .failures import every_case, invariance_failures, standing_text, verdict
 from .incomplete import incomplete_html
 
@@ -174,13 +175,19 @@ def _standing(case: Case, metric: str) -> str:
     return f"known (base {_pct(base)})"
 
 
+BUILT_IN = (NOTHING_READ, NOTHING_SCORED)
+"""The breaches the suite adds itself to a case that read or scored nothing: not the project's own checks."""
+
+
 def _left_out(summary: Mapping[str, Any]) -> str:
     """`` Not run (narrowed by -k ...): ...`` for a narrowed run's verdict box; empty otherwise."""
     block = summary.get("narrowed")
     if not block:
         return ""
     left = int(block.get("left_out_count") or 0)
-    shown = ", ".join([str(c) for c in block.get("left_out") or []][:5]) + (f" and {left - 5} more" if left > 5 else "")
+    shown = ", ".join([str(c) for c in block.get("left_out") or []][:5]) + (
+        f" and {left - 5} more" if left > 5 else ""
+    )
     return f" Not run (narrowed by {narrowing.by_text(block)}): {shown or 'other checks'}; this is no verdict on them."
 
 
@@ -190,7 +197,13 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
     baseline = summary.get("baseline") or {}
     found_rises = rises(summary)
     ceiling = ceiling_rows(cases)
-    own = [(str(c["case"]), t) for c in cases for t in kinds(c)[2]]
+    flagged = [(str(c["case"]), t) for c in cases for t in kinds(c)[2]]
+    nothing = [
+        (c, f"{t} (built-in check: a case that measured nothing never passes)")
+        for c, t in flagged
+        if t in BUILT_IN
+    ]
+    own = [(c, t) for c, t in flagged if t not in BUILT_IN]
     errored = [(str(c["case"]), str(c.get("error") or "")) for c in cases if c.get("scores") is None]
     invariance = invariance_failures(summary)
     reveal = [
@@ -207,6 +220,8 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         reasons.append(f"{len(by_ceiling)} over a ceiling")
     if by_rise:
         reasons.append(f"{len(by_rise)} with a significant rise over the baseline")
+    if nothing:
+        reasons.append(f"{len(nothing)} that measured nothing")
     if own:
         reasons.append(f"{len({c for c, _ in own})} failing the project's own checks")
     if errored:
@@ -247,13 +262,22 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         title = verdict(summary).line
         parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title)}</h2>']
         tail = " and no significant rise over the baseline" if baseline else ""
-        parts.append(f"<p>{escape(f'Every value is under its ceiling{tail}.{against}{_left_out(summary)}')}</p>")
+        parts.append(
+            f"<p>{escape(f'Every value is under its ceiling{tail}.{against}{_left_out(summary)}')}</p>"
+        )
     if found_rises:
         parts.append("<h3>What got worse: rises over the baseline</h3>")
         parts.append(
             _table(
                 (
-                    "case", "label", "baseline", "now", "change, points", "95% interval", "p", "max increase",
+                    "case",
+                    "label",
+                    "baseline",
+                    "now",
+                    "change, points",
+                    "95% interval",
+                    "p",
+                    "max increase",
                     "items that raised it",
                 ),  # fmt: skip
                 [
@@ -295,6 +319,7 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
             )
         )
     for heading, rows, head in (
+        ("Cases that measured nothing", nothing, ("case", "failure")),
         ("The project's own checks", own, ("case", "failure")),
         ("Cases that raised", errored, ("case", "error")),
         ("Cue invariance", invariance, ("case", "over its ceiling")),
