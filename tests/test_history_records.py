@@ -20,7 +20,6 @@ from helpers.suite_runner import run_suite
 from PIL import Image
 
 from mathcomp_tests.cli import main
-from mathcomp_tests.report.history import WINDOW
 
 ARGS = ("--model=symbolic", "--limit=10", "--framings=neutral,direct-more", "--positions=begin")
 
@@ -105,7 +104,7 @@ def test_a_year_of_nights_draws_a_plot_a_browser_shows_readably(
     tmp_path: Path, record: dict[str, Any]
 ) -> None:
     """320 nights drew a 46,101 px wide PNG, which a page fits to its width as a grey strip 24 px tall: the
-    plot shows the latest WINDOW runs (a picture of bounded size), the table every run."""
+    plot shows the latest 14 runs (history.WINDOW) (a picture of bounded size), the table every run."""
     reports = tmp_path / "reports"
     for day in range(320):
         night = _night(record, day)
@@ -117,7 +116,7 @@ def test_a_year_of_nights_draws_a_plot_a_browser_shows_readably(
     page = page_path.read_text()
     ((width, height),) = _png_sizes(page)
     assert width <= 2600 and height >= 700, (width, height)
-    assert f"The plot shows the latest {WINDOW} of 320 runs (20261127-031700-symbolic-0132 on)" in page
+    assert "The plot shows the latest 14 of 320 runs (20261127-031700-symbolic-0132 on)" in page
     assert page.count("<tr><td>2026") == 320, "the table keeps every run"
     shot = Image.open(screenshot(page_path, tmp_path / "shot.png", tmp_path / "profile", "1300,1400"))
     top, bottom, pixels = _blue(shot.convert("RGB"))

@@ -1,8 +1,10 @@
 """History as a regression view across nights: runs grouped by the model they test or were compared with
 (by identity, not by the string as written), base and fine-tunes on shared axes (one axis per selection),
 one line per case so that a rise in one case shows even where the means over cases hide it, the worst rise
-named, where each case first failed, partial runs (-k, --limit) and incomplete nights marked. Plain
-summary.json dicts in; the page and the rows the command prints out."""
+named, where each case first failed, partial runs (-k, --limit) and incomplete nights marked. A plot shows
+an axis's latest WINDOW runs (a year of nights would draw a picture no page shows readably), its table
+every run; a number that is none (NaN) is missing. Plain summary.json dicts in (history_records.py checked
+their types); the page and the rows the command prints out."""
 
 from __future__ import annotations
 
