@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers.suite_runner import REPO, SuiteRun, run_suite
 from helpers.summaries import case, change, summary
 
 from mathcomp_tests.cli import main
@@ -246,11 +247,11 @@ def test_runs_of_other_selections_do_not_share_an_axis(tmp_path: Path) -> None:
     assert page.count('<img') == 2
 
 
-def test_the_demo_weights_under_two_paths_are_one_model_and_its_own_base(tmp_path: Path) -> None:
-    """The suite records the weights' digest as the model's identity, so a copy of the demo model is the
-    same model in history, and a run gated against the baseline its copy wrote is a base run."""
-    from helpers.suite_runner import REPO, run_suite
-
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, SuiteRun, Path]:
+    """Two real runs of the demo weights under two paths: the first writes a baseline, the second is gated
+    against it (and the copy's folder)."""
+    tmp_path = tmp_path_factory.mktemp("demo")
     clone = tmp_path / "clone" / "mathcomp-tiny"
     shutil.copytree(REPO / "fixtures" / "models" / "mathcomp-tiny", clone)
     args = ("--limit=10", "--framings=neutral", "--positions=end", "--identities=std")
@@ -258,6 +259,15 @@ def test_the_demo_weights_under_two_paths_are_one_model_and_its_own_base(tmp_pat
     first = run_suite(tmp_path / "a", f"--model=hf:{clone}", *args, f"--update-baseline={baseline}")
     second = run_suite(tmp_path / "b", f"--model={BASE}", *args, f"--baseline={baseline}")
     assert first.returncode in (0, 1) and second.returncode in (0, 1), first.output + second.output  # 1: a ceiling
+    return first, second, clone
+
+
+def test_the_demo_weights_under_two_paths_are_one_model_and_its_own_base(
+    tmp_path: Path, demo_runs: tuple[SuiteRun, SuiteRun, Path]
+) -> None:
+    """The suite records the weights' digest as the model's identity, so a copy of the demo model is the
+    same model in history, and a run gated against the baseline its copy wrote is a base run."""
+    first, second, clone = demo_runs
     identities = {first.summary["model_identity"], second.summary["model_identity"]}
     assert len(identities) == 1 and next(iter(identities)).startswith("weights:"), identities
     reports = tmp_path / "history"
@@ -266,6 +276,33 @@ def test_the_demo_weights_under_two_paths_are_one_model_and_its_own_base(tmp_pat
     _, rows = history(reports)
     assert [(r.model, r.role) for r in rows] == [(f"hf:{clone}", "base"), (BASE, "base")]
     assert len({r.group for r in rows}) == 1
+
+
+def test_records_from_before_and_after_model_identity_are_one_model(
+    tmp_path: Path, demo_runs: tuple[SuiteRun, SuiteRun, Path]
+) -> None:
+    """Records written before summary.json had ``model_identity`` (its baseline too) named local weights by
+    their path (``canonical``) and kept the weights' digest as ``revision``: the nights before the upgrade
+    and after it are one model, one group, the nights gated against a baseline its base runs."""
+    first, second, _ = demo_runs
+    reports = tmp_path / "history"
+    for day, run in ((1, first), (2, second)):
+        old = run.summary
+        old.pop("model_identity")
+        if old.get("baseline"):
+            old["baseline"].pop("model_identity")
+        old["run_id"] = f"2026110{day}-031700-tiny-old{day}"
+        (reports / old["run_id"]).mkdir(parents=True)
+        (reports / old["run_id"] / "summary.json").write_text(json.dumps(old))
+    for run in (first, second):
+        shutil.copytree(run.run_dir, reports / run.run_dir.name)
+    page, rows = history(reports)
+    assert len({r.group for r in rows}) == 1, {r.run_id: r.group for r in rows}
+    assert [(r.run_id[:8], r.role) for r in rows if "-old" in r.run_id] == [
+        ("20261101", "base"),
+        ("20261102", "base"),
+    ]
+    assert page.count("<img") == 1
 
 
 def test_control_characters_in_a_model_name_never_reach_the_terminal_raw(

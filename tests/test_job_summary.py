@@ -79,3 +79,60 @@ def test_an_unwritable_summary_file_is_one_line_not_a_traceback(
     run = run_suite(tmp_path, *ARGS)
     assert run.returncode == 0, run.output
     assert "job summary not written: $GITHUB_STEP_SUMMARY=" in run.output and "Traceback" not in run.output
+
+
+EVERYTHING_ALLOWED = "[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 1.0\n"
+MENTIONING = "openai/@octocat-#123"
+"""A model name that, written as it is, GitHub renders as a mention of a user and a link to issue 123."""
+MENTION = re.compile(r"(?:^|\W)@([a-z0-9][a-z0-9-]*)(?!/)", re.IGNORECASE)
+"""GitHub's user mention (html-pipeline's MentionFilter), found in the rendered HTML's text, not the Markdown:
+a backslash before @ is gone by then."""
+ISSUE = re.compile(r"(?:^|\W)#(\d+)\b")
+"""GitHub's issue or pull request reference (#123), also found in the rendered text."""
+
+
+@pytest.fixture(scope="module")
+def read_nothing(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The job summary of a real run against a server on 127.0.0.1 whose every answer is unreadable (the
+    built-in 'nothing read' check fails its case), the model named with a mention and an issue number."""
+    from helpers.fault_server import Fault, FaultServer
+
+    tmp = tmp_path_factory.mktemp("read-nothing")
+    thresholds = tmp / "thresholds.toml"
+    thresholds.write_text(EVERYTHING_ALLOWED)
+    step_summary = tmp / "step-summary.md"
+    unreadable = FaultServer(schedule=lambda index, attempt: Fault(text="I would rather not say"))
+    with pytest.MonkeyPatch.context() as patch, unreadable.running() as server:
+        patch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+        run = run_suite(
+            tmp, f"--model={MENTIONING}", f"--api-base={server.url}", f"--thresholds={thresholds}",
+            "--limit=10", "--framings=neutral", "--positions=end",
+        )  # fmt: skip
+    assert run.returncode == 1, run.output
+    assert run.case("neutral-end-std-one-word")["breaches"] == ["nothing read"]
+    return step_summary.read_text()
+
+
+def test_the_built_in_nothing_read_check_is_named_as_such_not_as_an_own_check(read_nothing: str) -> None:
+    (row,) = [x for x in read_nothing.splitlines() if "neutral-end-std-one-word" in x]
+    cells = [c.strip() for c in _cells(row)]
+    assert cells[2:5] == [
+        "nothing read (built-in check)",
+        "invalid rate 100.0%",
+        "a case that read nothing never passes",
+    ]
+    assert "own check" not in read_nothing
+
+
+def _rendered_text(markdown_text: str) -> str:
+    """The text GitHub's filters see: the Markdown rendered (CommonMark and tables), tags dropped."""
+    markdown_it = pytest.importorskip("markdown_it")
+    html_text = markdown_it.MarkdownIt("commonmark").enable("table").render(markdown_text)
+    return re.sub(r"<[^>]+>", " ", html_text)
+
+
+def test_a_mention_or_an_issue_number_in_a_model_name_is_shown_as_text(read_nothing: str) -> None:
+    (line,) = [x for x in read_nothing.splitlines() if x.startswith("Model: ")]
+    text = _rendered_text(read_nothing)
+    assert not MENTION.search(text) and not ISSUE.search(text), text
+    assert _rendered_text(line).strip().replace("\u200d", "") == f"Model: {MENTIONING}", "reads as written"

@@ -1,8 +1,10 @@
 """`mathcomp history REPORTS_DIR [--group NAME]`: the runs in a reports folder (one night each, or a CI's
 kept records) as a regression view, grouped by the model each tested or was compared with, by identity
-(or all under NAME): a self-contained HTML page with one plot per group and selection (a line per case,
-the worst rise named, where each case first failed), and the numbers printed as a table, partial runs and
-incomplete nights marked. A damaged summary.json is skipped with one line naming it."""
+(or all under NAME): a self-contained HTML page with one plot per group and selection (a line per case over
+its latest runs, the worst rise named, where each case first failed), and the numbers printed as a table,
+partial runs and incomplete nights marked, a number that is none (NaN) as n/a. A damaged summary.json, or
+one with a field of the wrong type, is skipped with one line naming it and the field, and counted on the
+page."""
 
 from __future__ import annotations
 
@@ -37,9 +39,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..report.history import METRICS
+    from ..report.history import METRICS, share
     from ..report.standalone import RunFolderError, history
-    from ..scoring.metrics import percent
 
     check_output(parser, args.output)
     if args.group is not None and not args.group.strip():
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for group in dict.fromkeys(r.group for r in rows):
         print(printable(f"[{group}]"))
         for row in (r for r in rows if r.group == group):
-            cells = " ".join(f"{percent(row.metrics[n]):>14}" for n in METRICS)
+            cells = " ".join(f"{share(row.metrics[n]):>14}" for n in METRICS)
             worst = row.worst.text() if row.worst else "n/a"
             partial = f"  PARTIAL: {row.partial}" if row.partial else ""
             night = "" if row.complete else f"  {row.night}"

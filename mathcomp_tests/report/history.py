@@ -1,8 +1,10 @@
 """History as a regression view across nights: runs grouped by the model they test or were compared with
 (by identity, not by the string as written), base and fine-tunes on shared axes (one axis per selection),
 one line per case so that a rise in one case shows even where the means over cases hide it, the worst rise
-named, where each case first failed, partial runs (-k, --limit) and incomplete nights marked. Plain
-summary.json dicts in; the page and the rows the command prints out."""
+named, where each case first failed, partial runs (-k, --limit) and incomplete nights marked. A plot shows
+an axis's latest WINDOW runs (a year of nights would draw a picture no page shows readably), its table
+every run; a number that is none (NaN) is missing. Plain summary.json dicts in (history_records.py checked
+their types); the page and the rows the command prints out."""
 
 from __future__ import annotations
 
@@ -18,6 +20,21 @@ from . import figures, history_groups, sections
 from .history_groups import SELECTION_KEYS
 
 METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")
+WINDOW = 14
+"""Runs a plot shows: an axis's latest (two weeks of nights), so that a year of nights still draws a picture
+a page shows readably; the table under it has every run."""
+
+
+def finite(value: Any) -> float | None:
+    """``value`` as a number, or None where it is none (NaN and Infinity, which Python's JSON reads, too)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def share(value: float | None) -> str:
+    """A share as the table prints it: ``12.5%``, or ``n/a`` where there is none."""
+    return percent(finite(value))
 
 
 @dataclass(frozen=True)
@@ -70,23 +87,22 @@ class RunRow:
 def run_metrics(summary: Mapping[str, Any]) -> dict[str, float | None]:
     """A run's headline numbers: DirErr per label and accuracy as means over its cases, the shares of
     invalid answers and of failed cases."""
-    cases = [c for c in summary["cases"] if c.get("scores") is not None]
+    cases = [c["scores"] for c in summary["cases"] if c.get("scores") is not None]
     out: dict[str, float | None] = {}
     for y in LABELS:
-        values = [c["scores"]["dir_err"][y] for c in cases if c["scores"]["dir_err"][y] is not None]
+        values = [v for c in cases if (v := finite(c["dir_err"].get(y))) is not None]
         out[f"DirErr({y})"] = sum(values) / len(values) if values else None
-    n = sum(c["scores"]["n"] for c in cases)
-    out["accuracy"] = sum(c["scores"]["accuracy"] * c["scores"]["n"] for c in cases) / n if n else None
-    out["invalid rate"] = (
-        sum(c["scores"]["invalid_rate"] * c["scores"]["n"] for c in cases) / n if n else None
-    )
+    for name, key in (("accuracy", "accuracy"), ("invalid rate", "invalid_rate")):
+        weighted = [(v, c["n"]) for c in cases if (v := finite(c.get(key))) is not None]
+        n = sum(w for _, w in weighted)
+        out[name] = sum(v * w for v, w in weighted) / n if n else None
     out["cases failed"] = summary["cases_failed"] / summary["cases_run"] if summary["cases_run"] else None
     return out
 
 
 def _cells(summary: Mapping[str, Any]) -> dict[tuple[str, str], float | None]:
     return {
-        (str(c["case"]), y): c["scores"]["dir_err"][y]
+        (str(c["case"]), y): finite(c["scores"]["dir_err"].get(y))
         for c in summary["cases"]
         if c.get("scores") is not None
         for y in LABELS
@@ -112,11 +128,11 @@ def _selection(summary: Mapping[str, Any]) -> tuple[str, int | None]:
 
 def _paired_worst(summary: Mapping[str, Any]) -> Worst | None:
     found = [
-        Worst(str(c["case"]), str(y), float(ch["difference"]), float(ch["p_value"]))
+        Worst(str(c["case"]), str(y), difference, finite(ch["p_value"]))
         for c in summary["cases"]
         if (c.get("baseline") or {}).get("status") == "compared"
-        for y, ch in c["baseline"]["changes"].items()
-        if ch.get("difference") is not None
+        for y, ch in (c["baseline"].get("changes") or {}).items()
+        if (difference := finite(ch.get("difference"))) is not None
     ]
     return max(found, key=lambda w: w.change) if found else None
 
@@ -195,10 +211,10 @@ def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
     return (row, worst) if worst.change > 0 else None
 
 
-def page_body(all_rows: Sequence[RunRow]) -> str:
-    """Per group: per axis (one selection, data and prompt set), the figure, its table and where each case
-    first failed."""
-    parts = [STYLE]
+def page_body(all_rows: Sequence[RunRow], skipped: Sequence[str] = ()) -> str:
+    """The records skipped (counted, each with why), then per group: per axis (one selection, data and
+    prompt set), the figure, its table and where each case first failed."""
+    parts = [STYLE, _skipped(skipped)]
     for name in dict.fromkeys(r.group for r in all_rows):
         group = [r for r in all_rows if r.group == name]
         axes = list(dict.fromkeys(r.axis for r in group))
@@ -216,15 +232,38 @@ def page_body(all_rows: Sequence[RunRow]) -> str:
     return "".join(parts)
 
 
-def _axis_block(name: str, group: Sequence[RunRow]) -> str:
-    worst = _group_worst(group)
-    bases = sum(r.role == "base" for r in group)
-    tuned = sum(r.role == "fine-tune" for r in group)
-    incomplete = sum(not r.complete for r in group)
-    said = f"{len(group)} runs: {bases} of the base, {tuned} compared with it"
+def _skipped(skipped: Sequence[str]) -> str:
+    if not skipped:
+        return ""
+    what = "record" if len(skipped) == 1 else "records"
+    items = "".join(f"<li>{escape(line)}</li>" for line in skipped)
+    return (
+        f'<div class="mathcomp-history-skipped"><p><strong>{len(skipped)} {what} skipped (not the summary.json '
+        f"a suite run writes):</strong></p><ul>{items}</ul></div>"
+    )
+
+
+def window(group: Sequence[RunRow], size: int = WINDOW) -> list[RunRow]:
+    """The latest ``size`` runs of ``group`` (run ids start with their time), in ``group``'s order."""
+    latest = set(sorted(range(len(group)), key=lambda i: group[i].run_id)[-size:])
+    return [r for i, r in enumerate(group) if i in latest]
+
+
+def _axis_block(name: str, everything: Sequence[RunRow]) -> str:
+    worst = _group_worst(everything)
+    bases = sum(r.role == "base" for r in everything)
+    tuned = sum(r.role == "fine-tune" for r in everything)
+    incomplete = sum(not r.complete for r in everything)
+    said = f"{len(everything)} runs: {bases} of the base, {tuned} compared with it"
     said += f"; {incomplete} incomplete." if incomplete else "."
     if worst is not None:
         said += f" Worst rise: {worst[1].text()} in {worst[0].run_id} ({worst[0].model})."
+    group = window(everything)
+    if len(group) < len(everything):
+        said += (
+            f" The plot shows the latest {len(group)} of {len(everything)} runs ({group[0].run_id} on); "
+            "the table under it has every run."
+        )
     ticks = [_tick(r) for r in group]
     lines = {
         str(label): {case: [r.cells.get((case, label)) for r in group] for case in _cases(group)}
@@ -252,7 +291,7 @@ def _axis_block(name: str, group: Sequence[RunRow]) -> str:
         "(a subset of its selection) or an incomplete night (INCOMPLETE under its date). The base's runs "
         "first, then the runs compared with it, oldest first.",
     )
-    return f"<p>{escape(said)}</p>{figure}{_table(group)}{_first_failures(group)}"
+    return f"<p>{escape(said)}</p>{figure}{_table(everything)}{_first_failures(everything)}"
 
 
 def _first_failures(group: Sequence[RunRow]) -> str:
@@ -302,7 +341,7 @@ def _table(group: Sequence[RunRow]) -> str:
         + "".join(
             f"<td>{escape(v)}</td>" for v in (r.run_id, r.model, r.role, r.night, r.selection, r.partial or "no")
         )
-        + "".join(f'<td class="num">{percent(r.metrics[n])}</td>' for n in METRICS)
+        + "".join(f'<td class="num">{share(r.metrics[n])}</td>' for n in METRICS)
         + f"<td>{escape(r.worst.text() if r.worst else 'n/a')}</td></tr>"
         for r in group
     )
@@ -310,9 +349,10 @@ def _table(group: Sequence[RunRow]) -> str:
 
 
 STYLE = """<style>
-.mathcomp-history-table table {border-collapse: collapse; font-size: 13px; margin: 6px 0 24px}
+.mathcomp-history-table {max-height: 36em; overflow: auto; margin: 6px 0 24px}
+.mathcomp-history-table table {border-collapse: collapse; font-size: 13px}
 .mathcomp-history-table th, .mathcomp-history-table td {border: 1px solid #ccc; padding: 3px 8px;
   text-align: left; color: #222; vertical-align: top}
-.mathcomp-history-table th {background: #f3f3f3}
+.mathcomp-history-table th {background: #f3f3f3; position: sticky; top: 0}
 .mathcomp-history-table td.num {text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap}
 </style>"""

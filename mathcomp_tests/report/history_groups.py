@@ -5,9 +5,14 @@ set get an axis of their own), whether its night completed, and where each case 
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
+
+from ..backends.identity import WEIGHTS_PREFIX
 
 SELECTION_KEYS = ("framings", "positions", "identities", "formats", "protocols")
 
@@ -22,13 +27,28 @@ class Placement:
 
 
 def identity(summary: Mapping[str, Any]) -> str:
-    """summary.json's model_identity; older summaries: the canonical, resolved, or given model."""
+    """summary.json's model_identity; older summaries (written before it): what the suite would have
+    recorded (see ``_before_identity``), else the canonical, resolved, or given model."""
     return str(
         summary.get("model_identity")
+        or _before_identity(summary)
         or summary.get("canonical")
         or summary.get("resolved")
         or summary["model"]
     )
+
+
+def _before_identity(summary: Mapping[str, Any]) -> str | None:
+    """The identity of local weights in a summary written before ``model_identity``: such a summary named
+    them by their path (``canonical``: ``hf:/abs/dir``) and kept their digest as ``revision`` (unless
+    --model-revision set it); the suite now records ``weights:<digest>``, so the nights before the upgrade
+    and after it are one model. None: not local weights, or no digest recorded."""
+    canonical, revision = summary.get("canonical"), summary.get("revision")
+    if not (isinstance(canonical, str) and isinstance(revision, str)) or summary.get("model_revision"):
+        return None
+    path = canonical.removeprefix("hf:")
+    local = path != canonical and (PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute())
+    return WEIGHTS_PREFIX + revision if local and re.fullmatch(r"[0-9a-f]{12}", revision) else None
 
 
 def _names(summary: Mapping[str, Any]) -> list[str]:
@@ -42,12 +62,25 @@ def base_model(summary: Mapping[str, Any]) -> str | None:
 
 def base_identity(summary: Mapping[str, Any], known: Mapping[str, str]) -> str | None:
     """The identity of the baseline's model: as summary.json recorded it, else the identity of a run
-    here under the name the baseline gives, else that name."""
+    here under the name the baseline gives (a relative directory read from the baseline file's folder),
+    else that name."""
     compared = summary.get("baseline") or {}
     if compared.get("model_identity"):
         return str(compared["model_identity"])
     name = base_model(summary)
-    return known.get(name, name) if name else None
+    if not name:
+        return None
+    return known.get(name) or known.get(_beside(str(name), compared.get("source"))) or name
+
+
+def _beside(name: str, source: Any) -> str:
+    """A baseline's ``hf:<relative directory>`` as the suite reads it: from the baseline file's folder
+    (summaries written before ``baseline.model_identity`` kept only the name as the file spells it)."""
+    path = name.removeprefix("hf:")
+    if path == name or not isinstance(source, str) or PurePosixPath(path).is_absolute():
+        return name
+    folder = Path(source) if Path(source).is_dir() else Path(source).parent
+    return "hf:" + os.path.normpath(folder / path)
 
 
 def _label(key: str, written: str | None) -> str:

@@ -4,7 +4,8 @@ What got worse should show on the CI run's page without downloading the artifact
 (INCOMPLETE before it when the run did not finish), the failed cases (new ones first, then known: the base
 fails them too) with the value, its ceiling or rise and p, a few item ids, the baseline's line and where
 the report lies. Read from summary.json's plain dicts. Every text from a model, a file or an option goes
-through ``md`` (Markdown and HTML specials escaped, newlines folded) and ``redact`` (no secret's value).
+through ``md`` (Markdown and HTML specials escaped, mentions and issue references kept as text, newlines
+folded) and ``redact`` (no secret's value).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from ..backends.base import redact
 from ..scoring.metrics import percent
+from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
 from ..verdict.standing import KNOWN, NEW
 from . import failures
 from .headline import CEILING_NAMES, kinds, label_change
@@ -28,15 +30,27 @@ ITEMS = 3
 """Scenario ids shown beside a failure."""
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 """Characters that format inline Markdown or split a table cell (HTML's are entities instead)."""
+_REFERENCE = re.compile(r"([@#])")
+"""What GitHub turns into a live mention (@user) or a link (#123) after rendering the Markdown, on the text
+itself: a backslash escape is gone by then, so a zero-width joiner goes after each instead."""
+JOINER = "\u200d"
+BUILT_IN = {
+    NOTHING_READ: ("invalid_rate", "invalid rate", "a case that read nothing never passes"),
+    NOTHING_SCORED: ("error_rate", "error rate", "a case that scored nothing never passes"),
+}
+"""The suite's own checks that fail a case which measured nothing (verdict/checks.py), whatever the
+ceilings: the rate that shows why, and the rule."""
 
 
 def md(text: object, limit: int = 300) -> str:
     """``text`` safe inside a Markdown table cell or line: no secret, HTML specials as entities, Markdown
-    specials backslash-escaped, newlines as spaces, at most ``limit`` characters."""
+    specials backslash-escaped, @ and # followed by a zero-width joiner (no mention, no issue link),
+    newlines as spaces, at most ``limit`` characters."""
     plain = " ".join(redact(str(text)).split())
     if len(plain) > limit:
         plain = plain[: limit - 3] + "..."
     plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    plain = _REFERENCE.sub(r"\1" + JOINER, plain)
     return _SPECIAL.sub(r"\\\1", plain)
 
 
@@ -96,7 +110,10 @@ def _rows(summary: Mapping[str, Any]) -> list[list[str]]:
         if case.get("scores") is None:
             rows.append([standing, name, "raised", md(case.get("error") or ""), "", "", ""])
             continue
-        ceilings, rises, own = kinds(case)
+        ceilings, rises, found = kinds(case)
+        own = [text for text in found if text not in BUILT_IN]
+        for check in (text for text in found if text in BUILT_IN):
+            rows.append([standing, name, md(f"{check} (built-in check)"), *_measured_nothing(case, check)])
         for metric in ceilings:
             rows.append([standing, name, md(metric), *_over_ceiling(case, metric)])
         for label in rises:
@@ -114,6 +131,13 @@ def _rows(summary: Mapping[str, Any]) -> list[list[str]]:
     for test, text in failures.other_failures(summary):
         rows.append(["", md(test), "check", md(text), "", "", ""])
     return rows
+
+
+def _measured_nothing(case: Mapping[str, Any], check: str) -> list[str]:
+    """The rate that shows the case measured nothing, the rule, no p, a few of its items."""
+    key, rate, rule = BUILT_IN[check]
+    items = [str(e.get("scenario")) for e in case.get("examples") or []][:ITEMS]
+    return [md(f"{rate} {percent(case['scores'].get(key))}"), md(rule), "", _items(items)]
 
 
 def _over_ceiling(case: Mapping[str, Any], name: str) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..records import results
 from . import history as history_view
-from . import html, pooled, sections
+from . import history_records, html, pooled, sections
 from .headline import every_case
 from .page import baseline_answers, run_sections
 
@@ -128,15 +128,20 @@ def history(
 ) -> tuple[str, list[history_view.RunRow]]:
     """The history page, and a row for every run, oldest first, each in its group (see history.py).
 
-    With ``skip``, a run folder whose summary.json is damaged is left out and ``skip`` hears why, naming
-    it (one bad night does not hide the others); without, it raises DamagedRunError."""
-    summaries = []
+    With ``skip``, a run folder whose summary.json is damaged (or holds a field of the wrong type) is left
+    out, ``skip`` hears why, naming it, and the page counts it (one bad night does not hide the others);
+    without, it raises DamagedRunError."""
+    summaries, skipped = [], []
     for run_dir in run_folders(reports_dir):
         try:
-            summaries.append(load_summary(run_dir))
+            summary = load_summary(run_dir)
+            if (bad := history_records.problem(run_dir / results.SUMMARY, summary)) is not None:
+                raise DamagedRunError(bad)
+            summaries.append(summary)
         except DamagedRunError as exc:
             if skip is None:
                 raise
             skip(str(exc))
+            skipped.append(str(exc))
     found = history_view.rows(summaries, group)
-    return page(f"MathComp history: {reports_dir}", history_view.page_body(found)), found
+    return page(f"MathComp history: {reports_dir}", history_view.page_body(found, skipped)), found
