@@ -200,3 +200,19 @@ def test_one_tensor_holding_inf_is_named(tmp_path: Path) -> None:
     first = sorted(load_file(model / "model.safetensors"))[0]
     with pytest.raises(BackendError, match=rf"1 of its \d+ tensors holds NaN or infinite values: {first} "):
         _backend(model)
+
+
+def test_a_torch_checkpoint_holding_nan_fails_on_load_naming_it(tmp_path: Path) -> None:
+    """pytorch_model.bin is not scanned before the run (its floats are behind pickles): the weights are
+    checked once loaded, and every case fails with that one error instead of answering empty strings."""
+    from safetensors.torch import load_file
+
+    model = _damaged_copy(tmp_path, float("nan"), names=2)
+    tensors = load_file(model / "model.safetensors")
+    torch.save(tensors, model / "pytorch_model.bin")
+    (model / "model.safetensors").unlink()
+    backend = _backend(model)
+    for _ in range(2):  # the same error each time, without loading again
+        with pytest.raises(BackendError, match=r"2 of its \d+ tensors hold NaN or infinite values") as caught:
+            backend.complete(_prompts(2), ONE_WORD)
+        assert str(model) in str(caught.value)

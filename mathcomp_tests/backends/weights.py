@@ -111,12 +111,17 @@ def _check_finite(file: Path, header: dict[str, Any], start: int) -> None:
     floats = {k: t for k, t in header.items() if k != "__metadata__" and t.get("dtype") in NOT_FINITE}
     bad = [name for name, tensor in sorted(floats.items()) if _not_finite(file, start, tensor)]
     if bad:
-        names = ", ".join(bad[:SHOWN]) + (f" and {len(bad) - SHOWN} more" if len(bad) > SHOWN else "")
-        raise BackendError(
-            f"{file}: {len(bad)} of its {len(floats)} tensors {'hold' if len(bad) > 1 else 'holds'} NaN or "
-            f"infinite values: {names} (a training run that diverged, or a conversion that overflowed); such "
-            "weights answer nothing. Use a checkpoint from before the fault"
-        )
+        raise BackendError(not_finite(str(file), bad, len(floats)))
+
+
+def not_finite(where: str, bad: list[str], total: int) -> str:
+    """The one line for weights of which ``bad`` (tensor names) hold NaN or infinite values."""
+    names = ", ".join(bad[:SHOWN]) + (f" and {len(bad) - SHOWN} more" if len(bad) > SHOWN else "")
+    return (
+        f"{where}: {len(bad)} of its {total} tensors {'hold' if len(bad) > 1 else 'holds'} NaN or infinite "
+        f"values: {names} (a training run that diverged, or a conversion that overflowed); such weights "
+        "answer nothing. Use a checkpoint from before the fault"
+    )
 
 
 def _not_finite(file: Path, start: int, tensor: dict[str, Any]) -> bool:
