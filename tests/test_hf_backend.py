@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 import torch
 from helpers.suite_runner import REPO, run_suite
+from helpers.usage import assert_usage_error
 
 from mathcomp_tests.backends.base import BackendError
 from mathcomp_tests.backends.hf import HFBackend, pick_device, pick_dtype
@@ -163,3 +165,54 @@ def test_xdist_workers_are_pinned_round_robin_to_the_gpus() -> None:
 def test_an_unknown_scoring_is_refused(untrained_model: Path) -> None:
     with pytest.raises(BackendError, match="unknown scoring 'beam'"):
         _backend(untrained_model, scoring="beam")
+
+
+TINY = REPO / "fixtures" / "models" / "mathcomp-tiny"
+
+
+def _damaged_copy(tmp_path: Path, value: float, names: int | None = None) -> Path:
+    """The project's tiny model copied, ``value`` (NaN or inf) written over every weight of its first
+    ``names`` tensors (None: all of them), as a training run that diverged leaves it."""
+    from safetensors.torch import load_file, save_file
+
+    copy = tmp_path / "diverged"
+    shutil.copytree(TINY, copy)
+    tensors = load_file(copy / "model.safetensors")
+    for name in sorted(tensors)[:names]:
+        tensors[name] = torch.full_like(tensors[name], value)
+    save_file(tensors, copy / "model.safetensors", metadata={"format": "pt"})
+    return copy
+
+
+def test_weights_full_of_nan_are_refused_before_any_case_with_one_line(tmp_path: Path) -> None:
+    model = _damaged_copy(tmp_path, float("nan"))
+    run = run_suite(tmp_path, f"--model=hf:{model}", "--limit=2", "--framings=neutral", "--positions=end")
+    assert_usage_error(run, f"{model / 'model.safetensors'}: ")
+    (line,) = [line for line in run.output.splitlines() if "ERROR:" in line]
+    assert "NaN or infinite" in line and "--scoring=logprob" not in run.output
+    assert not (tmp_path / "reports" / "latest").exists(), "no case ran"
+
+
+def test_one_tensor_holding_inf_is_named(tmp_path: Path) -> None:
+    model = _damaged_copy(tmp_path, float("inf"), names=1)
+    from safetensors.torch import load_file
+
+    first = sorted(load_file(model / "model.safetensors"))[0]
+    with pytest.raises(BackendError, match=rf"1 of its \d+ tensors holds NaN or infinite values: {first} "):
+        _backend(model)
+
+
+def test_a_torch_checkpoint_holding_nan_fails_on_load_naming_it(tmp_path: Path) -> None:
+    """pytorch_model.bin is not scanned before the run (its floats are behind pickles): the weights are
+    checked once loaded, and every case fails with that one error instead of answering empty strings."""
+    from safetensors.torch import load_file
+
+    model = _damaged_copy(tmp_path, float("nan"), names=2)
+    tensors = load_file(model / "model.safetensors")
+    torch.save(tensors, model / "pytorch_model.bin")
+    (model / "model.safetensors").unlink()
+    backend = _backend(model)
+    for _ in range(2):  # the same error each time, without loading again
+        with pytest.raises(BackendError, match=r"2 of its \d+ tensors hold NaN or infinite values") as caught:
+            backend.complete(_prompts(2), ONE_WORD)
+        assert str(model) in str(caught.value)

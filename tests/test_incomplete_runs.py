@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -89,6 +91,7 @@ def _end_of_run(output: str) -> str:
         (signal.SIGINT, "interrupted (Ctrl-C)", ()),
         (signal.SIGTERM, "SIGTERM", ()),
         (signal.SIGTERM, "SIGTERM", ("-n", "2")),  # a CI timeout signals the whole job: controller and workers
+        (signal.SIGHUP, "SIGHUP (a closed terminal)", ("-n", "2")),  # a dropped SSH session: the same
     ],
 )
 def test_a_run_stopped_by_a_signal_mid_case_is_incomplete_everywhere(
@@ -112,6 +115,76 @@ def test_a_run_stopped_by_a_signal_mid_case_is_incomplete_everywhere(
     assert verdict.startswith("INCOMPLETE: this run cannot pass"), verdict
     assert "PASSED" not in verdict
     assert said in _end_of_run(output), output[-3000:]
+
+
+def _in_a_terminal(workdir: Path, *args: str) -> tuple[subprocess.Popen[bytes], int]:
+    """The suite in a terminal (a pty) of its own, as a user starts it: xdist shows its workers' progress
+    there. Returns the process and the terminal's side to read."""
+    command = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={workdir / 'reports'}",
+        "--deselect=mathcomp_tests/suite/test_generated.py", "--no-cache", *args,
+    ]  # fmt: skip
+    terminal, side = pty.openpty()
+    proc = subprocess.Popen(
+        command, cwd=REPO, stdin=side, stdout=side, stderr=side, env=os.environ.copy(), start_new_session=True
+    )
+    os.close(side)
+    return proc, terminal
+
+
+def _read(terminal: int, proc: subprocess.Popen[bytes], until: str | None = None, limit: float = 120) -> str:
+    """What the terminal showed, up to ``until`` (None: to the end of the process)."""
+    shown = b""
+    deadline = time.monotonic() + limit
+    while until is None or until not in shown.decode(errors="replace"):
+        assert time.monotonic() < deadline, f"the terminal never showed {until!r}:\n{shown.decode(errors='replace')}"
+        if not select.select([terminal], [], [], 0.2)[0]:
+            continue
+        try:
+            chunk = os.read(terminal, 1 << 16)
+        except OSError:  # EIO: every process on the terminal has ended
+            chunk = b""
+        if not chunk:
+            assert until is None, f"the run ended before {until!r}:\n{shown.decode(errors='replace')}"
+            break
+        shown += chunk
+    return shown.decode(errors="replace")
+
+
+def test_ctrl_c_while_the_workers_start_says_the_run_was_interrupted_before_any_case(tmp_path: Path) -> None:
+    proc, terminal = _in_a_terminal(tmp_path, "--model=symbolic", *TWO_CASES, "-n", "2")
+    try:
+        shown = _read(terminal, proc, until="initialized: 2/2 workers")  # both started, neither has collected
+        time.sleep(1.0)  # the controller waits for their collections (they take seconds to start)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches every process of the terminal's job
+        shown += _read(terminal, proc)
+        proc.wait(timeout=60)
+    finally:
+        os.close(terminal)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, shown
+    summary, run_dir = _summary(tmp_path)
+    assert summary["cases_selected"] is None, "no worker had collected yet"
+    assert summary["incomplete_reasons"] == [
+        "the run was interrupted (Ctrl-C) before every case ended",
+        "no case ran: the run was stopped before the selection was known (before collection ended)",
+    ]
+    assert "matched none" not in _verdict(run_dir)
+    assert "before the selection was known" in _end_of_run(shown)
+
+
+def test_a_run_started_under_nohup_keeps_ignoring_sighup() -> None:
+    from mathcomp_tests.plugin.completeness import Tracker
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        tracker = Tracker()
+        tracker.install()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN, "nohup's choice was overridden"
+        assert signal.getsignal(signal.SIGTERM) == tracker._on_signal
+        tracker.uninstall()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
 
 
 def test_a_selection_that_matches_no_case_is_incomplete_not_passed(tmp_path: Path) -> None:

