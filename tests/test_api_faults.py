@@ -9,8 +9,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from helpers.fault_server import OK, Fault, FaultServer
-from helpers.suite_runner import run_suite
+from helpers.suite_runner import REPO, run_suite
+
+from mathcomp_tests import prompts as prompt_sets
+from mathcomp_tests.backends import create, models
+from mathcomp_tests.backends.base import ServerGoneError
+from mathcomp_tests.data import scenarios, stratified
+from mathcomp_tests.settings import BackendOptions
+from mathcomp_tests.types import Condition, Decoding, Response
 
 RETRY_AFTER = 2
 NUM_RETRIES = 1
@@ -91,3 +99,38 @@ def test_faults_end_answered_or_recorded_and_a_rerun_asks_only_for_the_errors(tm
     assert first.summary["prompts_sent"] == PROMPTS and second.summary["prompts_sent"] == 1
     assert {r.prompt for r in log[mark:]} == {prompt_of[5]}
     assert len(log[mark:]) == NUM_RETRIES + 1
+
+
+# A server (or a proxy before it) answering 200 with a body that is no completion: said as what it is, an
+# error reply of the server's, never as the 500 litellm makes of it.
+
+TOKENIZER = REPO / "fixtures" / "models" / "mathcomp-tiny"
+NOT_JSON = "HTTP 200 with a body that is not JSON"
+
+
+def _ask(url: str, n: int, **options: object) -> list[Response]:
+    """``n`` prompts of the fixed set through the backend a run would make for ``options``."""
+    rows = stratified.draw(scenarios.load(REPO / "fixtures" / "scenarios.csv"), n)
+    prompt_set = prompt_sets.load_prompt_set("hf")
+    names = prompt_sets.std_names(prompt_set)
+    asked = [prompt_sets.build(s, Condition("neutral", "end"), prompt_set, names) for s in rows]
+    backend = create(models.resolve("openai/tiny"), BackendOptions(api_base=url, num_retries=0, **options))  # type: ignore[arg-type]
+    try:
+        return backend.complete(asked, Decoding(max_new_tokens=8))
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("batching", ["chat", "completions"])
+def test_a_200_whose_body_is_not_json_is_said_as_such_and_counted_as_an_error_reply(batching: str) -> None:
+    listed = [{"id": "tiny", "object": "model", "root": str(TOKENIZER)}]
+    with FaultServer(schedule=lambda index, attempt: Fault("malformed"), models=listed).running() as server:
+        answers = _ask(server.url, 2, api_batching=batching, max_error_streak=50)
+        with pytest.raises(ServerGoneError) as gone:
+            _ask(server.url, 12, api_batching=batching, max_error_streak=3, max_concurrency=1, batch_size=1)
+    for answer in answers:
+        assert answer.error is not None and answer.error.startswith(f"{NOT_JSON}: "), answer.error
+        assert '{"id": "chatcmpl-x", "choices": [{"mess' in answer.error
+        assert "500" not in answer.error
+    said = str(gone.value)
+    assert f"{NOT_JSON} x" in said and "HTTP 500" not in said, said
