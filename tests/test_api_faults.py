@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiohttp import web
 from helpers.fault_server import OK, Fault, FaultServer
 from helpers.suite_runner import REPO, run_suite
 
@@ -121,16 +123,35 @@ def _ask(url: str, n: int, **options: object) -> list[Response]:
         backend.close()
 
 
+class NotOpenAIServer(FaultServer):
+    """The fault server whose `malformed` replies are JSON, but no completion (a proxy's own answer)."""
+
+    def _respond(self, fault: Fault, body: dict[str, Any], prompt: str) -> web.Response:
+        if fault.kind == "malformed":
+            return web.json_response({"status": "ok", "result": "queued"})
+        return super()._respond(fault, body, prompt)
+
+
 @pytest.mark.parametrize("batching", ["chat", "completions"])
-def test_a_200_whose_body_is_not_json_is_said_as_such_and_counted_as_an_error_reply(batching: str) -> None:
+@pytest.mark.parametrize(
+    ("server_class", "said"),
+    [
+        (FaultServer, (NOT_JSON, '{"id": "chatcmpl-x", "choices": [{"mess')),
+        (NotOpenAIServer, ("HTTP 200 with a body that is not an OpenAI ", "")),
+    ],
+)
+def test_a_200_whose_body_is_no_completion_is_said_as_such_and_counted_as_an_error_reply(
+    batching: str, server_class: type[FaultServer], said: tuple[str, str]
+) -> None:
+    kind, shown = said
     listed = [{"id": "tiny", "object": "model", "root": str(TOKENIZER)}]
-    with FaultServer(schedule=lambda index, attempt: Fault("malformed"), models=listed).running() as server:
+    with server_class(schedule=lambda index, attempt: Fault("malformed"), models=listed).running() as server:
         answers = _ask(server.url, 2, api_batching=batching, max_error_streak=50)
         with pytest.raises(ServerGoneError) as gone:
             _ask(server.url, 12, api_batching=batching, max_error_streak=3, max_concurrency=1, batch_size=1)
     for answer in answers:
-        assert answer.error is not None and answer.error.startswith(f"{NOT_JSON}: "), answer.error
-        assert '{"id": "chatcmpl-x", "choices": [{"mess' in answer.error
-        assert "500" not in answer.error
-    said = str(gone.value)
-    assert f"{NOT_JSON} x" in said and "HTTP 500" not in said, said
+        assert answer.error is not None and answer.error.startswith(kind), answer.error
+        assert shown in answer.error and "500" not in answer.error, answer.error
+    line = str(gone.value)
+    assert "error replies in a row and no answer: HTTP 200 with a body that is not " in line, line
+    assert kind in line and "HTTP 500" not in line, line
