@@ -8,9 +8,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
+import pytest
+from aiohttp import web
 from helpers.fault_server import OK, Fault, FaultServer
-from helpers.suite_runner import run_suite
+from helpers.suite_runner import REPO, run_suite
+
+from mathcomp_tests import prompts as prompt_sets
+from mathcomp_tests.backends import create, models
+from mathcomp_tests.backends.base import ServerGoneError
+from mathcomp_tests.data import scenarios, stratified
+from mathcomp_tests.settings import BackendOptions
+from mathcomp_tests.types import Condition, Decoding, Response
 
 RETRY_AFTER = 2
 NUM_RETRIES = 1
@@ -91,3 +101,57 @@ def test_faults_end_answered_or_recorded_and_a_rerun_asks_only_for_the_errors(tm
     assert first.summary["prompts_sent"] == PROMPTS and second.summary["prompts_sent"] == 1
     assert {r.prompt for r in log[mark:]} == {prompt_of[5]}
     assert len(log[mark:]) == NUM_RETRIES + 1
+
+
+# A server (or a proxy before it) answering 200 with a body that is no completion: said as what it is, an
+# error reply of the server's, never as the 500 litellm makes of it.
+
+TOKENIZER = REPO / "fixtures" / "models" / "mathcomp-tiny"
+NOT_JSON = "HTTP 200 with a body that is not JSON"
+
+
+def _ask(url: str, n: int, **options: object) -> list[Response]:
+    """``n`` prompts of the fixed set through the backend a run would make for ``options``."""
+    rows = stratified.draw(scenarios.load(REPO / "fixtures" / "scenarios.csv"), n)
+    prompt_set = prompt_sets.load_prompt_set("hf")
+    names = prompt_sets.std_names(prompt_set)
+    asked = [prompt_sets.build(s, Condition("neutral", "end"), prompt_set, names) for s in rows]
+    backend = create(models.resolve("openai/tiny"), BackendOptions(api_base=url, num_retries=0, **options))  # type: ignore[arg-type]
+    try:
+        return backend.complete(asked, Decoding(max_new_tokens=8))
+    finally:
+        backend.close()
+
+
+class NotOpenAIServer(FaultServer):
+    """The fault server whose `malformed` replies are JSON, but no completion (a proxy's own answer)."""
+
+    def _respond(self, fault: Fault, body: dict[str, Any], prompt: str) -> web.Response:
+        if fault.kind == "malformed":
+            return web.json_response({"status": "ok", "result": "queued"})
+        return super()._respond(fault, body, prompt)
+
+
+@pytest.mark.parametrize("batching", ["chat", "completions"])
+@pytest.mark.parametrize(
+    ("server_class", "said"),
+    [
+        (FaultServer, (NOT_JSON, '{"id": "chatcmpl-x", "choices": [{"mess')),
+        (NotOpenAIServer, ("HTTP 200 with a body that is not an OpenAI ", "")),
+    ],
+)
+def test_a_200_whose_body_is_no_completion_is_said_as_such_and_counted_as_an_error_reply(
+    batching: str, server_class: type[FaultServer], said: tuple[str, str]
+) -> None:
+    kind, shown = said
+    listed = [{"id": "tiny", "object": "model", "root": str(TOKENIZER)}]
+    with server_class(schedule=lambda index, attempt: Fault("malformed"), models=listed).running() as server:
+        answers = _ask(server.url, 2, api_batching=batching, max_error_streak=50)
+        with pytest.raises(ServerGoneError) as gone:
+            _ask(server.url, 12, api_batching=batching, max_error_streak=3, max_concurrency=1, batch_size=1)
+    for answer in answers:
+        assert answer.error is not None and answer.error.startswith(kind), answer.error
+        assert shown in answer.error and "500" not in answer.error, answer.error
+    line = str(gone.value)
+    assert "error replies in a row and no answer: HTTP 200 with a body that is not " in line, line
+    assert kind in line and "HTTP 500" not in line, line

@@ -18,7 +18,7 @@ from ..settings import BackendOptions
 from ..types import Decoding, Prompt, Response
 from . import probe, router
 from .base import BackendError, OnResponse, redact
-from .liveness import Liveness, counts_as_error
+from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
 
 _ERROR_CHARS = 2000
 CONCURRENCY = 16
@@ -123,8 +123,12 @@ class APIBackend:
         except Exception as exc:  # every provider error becomes a recorded, reported item error
             what = redact(f"{type(exc).__name__}: {exc}")[:_ERROR_CHARS]
             status = getattr(exc, "status_code", None)
+            unread = _unread_200(exc) if status == 500 else None
             if _no_reply(exc):
                 self.liveness.failed(what)
+            elif unread is not None:
+                self.liveness.errored(200, unread[0])  # litellm says 500; the server said 200
+                return Response(text="", error=bad_body(*unread))
             elif isinstance(status, int) and counts_as_error(status):
                 self.liveness.errored(status)  # after litellm's own retries: one outcome, one count
             else:
@@ -225,6 +229,33 @@ def _no_reply(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _unread_200(exc: BaseException) -> tuple[str, str] | None:
+    """(what was wrong, the body or litellm's word on it) for a 200 whose body is no chat completion, which
+    litellm raises as an InternalServerError (500) of its own; None for an error the server replied with.
+
+    A status the server sent shows in the chain as httpx's HTTPStatusError or the openai SDK's own status
+    error; a body that litellm's OpenAI handler could not read shows as its OpenAIError with neither."""
+    import httpx
+    import openai
+
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < 10:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    for link in chain[1:]:
+        replied = isinstance(link, openai.APIStatusError) and not type(link).__module__.startswith("litellm")
+        if replied or isinstance(link, httpx.HTTPStatusError):
+            return None
+    for link in chain:
+        if isinstance(link, json.JSONDecodeError):
+            return NOT_JSON, link.doc
+    handler = [link for link in chain if type(link).__name__ == "OpenAIError" and "litellm" in type(link).__module__]
+    if not handler:
+        return None
+    return NOT_OPENAI.format(what="chat completion"), str(handler[-1])
 
 
 async def _cancel(tasks: set[asyncio.Task[Any]]) -> None:

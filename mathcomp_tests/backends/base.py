@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..types import Decoding, Prompt, Response
+from .secrets import redact
+
+__all__ = ["Backend", "BackendError", "OnResponse", "ServerGoneError", "redact"]
 
 OnResponse = Callable[[int, Response], None]
 """Called with (index in the batch, response) as soon as each response exists."""
@@ -46,13 +47,3 @@ class ServerGoneError(BackendError):
     """The model server stopped answering in the middle of a run: the run ends here, not after minutes
     of retries per case. Everything answered before stays in the response cache."""
 
-
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$")
-
-
-def redact(text: str) -> str:
-    """Remove the value of every secret-looking environment variable from ``text``."""
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
-            text = text.replace(value, f"<{name}>")
-    return text

@@ -11,6 +11,7 @@ item error. Every outcome is reported to a Liveness, which ends the run when the
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -20,7 +21,7 @@ from typing import Any
 from ..types import Decoding, Response
 from . import streamed
 from .base import redact
-from .liveness import Liveness, counts_as_error
+from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
 
 BATCH_SIZE = 256
 """Prompts per request unless --batch-size says otherwise."""
@@ -32,6 +33,7 @@ RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 SPLIT_STATUS = frozenset({400, 413, 422})
 """A request refused with these may be refusing one of its prompts (too long for the context, say)."""
 _ERROR_CHARS = 2000
+NOT_COMPLETION = NOT_OPENAI.format(what="completion")
 _BACKOFF_CAP = 8.0
 _RETRY_AFTER_CAP = 60.0
 
@@ -212,21 +214,33 @@ class BatchedCompletions:
                     choices = await streamed.read(reply.aiter_lines(), self.liveness.answered)
                 else:
                     await reply.aread()
-                    choices = sorted(reply.json()["choices"], key=lambda c: int(c["index"]))
+                    choices = self._choices(reply.text)
         except httpx.TransportError as exc:
             what = redact(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
             self.liveness.failed(f"POST {self.url}: {what}")
             raise RequestFailed(what, 0, retry=True) from exc
         except streamed.StreamError as exc:
             raise RequestFailed(str(exc), 200, retry=True) from exc
-        except (ValueError, KeyError, TypeError) as exc:
-            raise RequestFailed(f"malformed reply: {reply.text[:200]!r}", 200, retry=True) from exc
         if len(choices) != n:
             raise RequestFailed(
                 f"the server returned {len(choices)} choices for {n} prompts", 200, retry=True
             )
         self.liveness.answered()
         return choices
+
+    def _choices(self, body: str) -> list[dict[str, Any]]:
+        """The choices of a 200's body in prompt order; a body that is no completion is an error reply
+        (counted, and said as what it is) and RequestFailed."""
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            self.liveness.errored(200, NOT_JSON)
+            raise RequestFailed(bad_body(NOT_JSON, body), 200, retry=True) from exc
+        try:
+            return sorted(data["choices"], key=lambda c: int(c["index"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            self.liveness.errored(200, NOT_COMPLETION)
+            raise RequestFailed(bad_body(NOT_COMPLETION, body), 200, retry=True) from exc
 
     def _refused(self, reply: Any) -> None:
         """RequestFailed for a reply other than 200, counted by the liveness."""

@@ -8,7 +8,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from filelock import FileLock
@@ -16,6 +16,7 @@ from filelock import FileLock
 from ..types import Decoding, Prompt, Response
 from .base import Backend, OnResponse
 from .cache_admin import APPLICATION_ID, DamagedCacheError, foreign_tables, is_damage
+from .secrets import held, scrub
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -160,8 +161,12 @@ class ResponseCache:
         self.put_many([Row(key, backend.model_id, backend.revision, response, time.time())])
 
     def put_many(self, rows: Sequence[Row]) -> None:
-        """Store answered responses in one transaction (failed requests are skipped)."""
-        values = [r.values() for r in rows if r.response.error is None]
+        """Store answered responses in one transaction (failed requests are skipped), every secret the
+        run holds taken out first: whatever path an answer came by, no key reaches the file."""
+        secrets = held()
+        values = [
+            replace(r, response=scrub(r.response, secrets)).values() for r in rows if r.response.error is None
+        ]
         if not values:
             return
         with self._lock:
@@ -234,12 +239,20 @@ class CachedBackend:
     def complete(
         self, prompts: Sequence[Prompt], decoding: Decoding, on_response: OnResponse | None = None
     ) -> list[Response]:
+        """Every answer with the run's secrets taken out (see secrets.py) before anything reads, caches or
+        hands it on: a server that echoes the Authorization header puts the key into its answers."""
+        secrets = held()
         if self.cache is None:
             self.calls += len(prompts)
-            return self.inner.complete(prompts, decoding, on_response)
+
+            def told(index: int, response: Response) -> None:
+                if on_response:
+                    on_response(index, scrub(response, secrets))
+
+            return [scrub(r, secrets) for r in self.inner.complete(prompts, decoding, told)]
         keys = cache_keys(self.inner, prompts, decoding)
-        hits = self.cache.get_many(keys)
-        results: list[Response | None] = [hits.get(k) for k in keys]
+        hits = self.cache.get_many(keys)  # a row an older version stored with a key in it: taken out too
+        results: list[Response | None] = [scrub(hits[k], secrets) if k in hits else None for k in keys]
         missing = [i for i, r in enumerate(results) if r is None]
         for i, r in enumerate(results):
             if r is not None and on_response:
@@ -250,7 +263,7 @@ class CachedBackend:
             stored: set[int] = set()
 
             def store(j: int, response: Response) -> None:
-                index = missing[j]
+                index, response = missing[j], scrub(response, secrets)
                 writer.add(keys[index], response)
                 stored.add(index)
                 if on_response:
@@ -259,7 +272,7 @@ class CachedBackend:
             try:
                 fresh = self.inner.complete([prompts[i] for i in missing], decoding, store)
                 for j, (index, response) in enumerate(zip(missing, fresh, strict=True)):
-                    results[index] = response
+                    results[index] = scrub(response, secrets)
                     if index not in stored:
                         store(j, response)
             finally:

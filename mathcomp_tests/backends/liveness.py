@@ -5,9 +5,10 @@ Every API path reports each completion request's outcome here:
 - ``answered``: the server processed the request (a completion, or a refusal of the request itself such
   as 400 "prompt too long"); it resets every count below. For a streamed request each chunk of tokens is
   an answer, so a long generation that makes progress is never cut.
-- ``errored``: an error reply (408, 429, 5xx). After ``max_errors`` of them in a row with no answer in
+- ``errored``: an error reply (408, 429, 5xx, or a 200 whose body is no completion: not JSON, not the
+  OpenAI shape; see ``bad_body``). After ``max_errors`` of them in a row with no answer in
   between (the caller's own retries already spent: litellm's inside a chat request, the batched client's
-  per attempt) the server counts as down, and the error names the status codes seen.
+  per attempt) the server counts as down, and the error names the replies seen (status codes, bodies).
 - ``failed``: no reply at all (refused, reset, timed out). Once a request could not reach the server, or
   no answer came for a second, the server is also asked directly (its health check) every half second;
   each unanswered check counts as a connection failure too. ``max_failures`` in a row: gone.
@@ -36,6 +37,15 @@ SILENT_SECONDS = 1.0
 """Without any answer for this long, the server is checked directly."""
 DOWN_STATUS = frozenset({408, 429})
 """Error replies that count towards the error streak besides every 5xx."""
+NOT_JSON = "HTTP 200 with a body that is not JSON"
+NOT_OPENAI = "HTTP 200 with a body that is not an OpenAI {what}"
+BODY_CHARS = 80
+"""Characters of such a body an item error shows (redacted: a proxy may echo the request's key)."""
+
+
+def bad_body(kind: str, body: str) -> str:
+    """An item error for a 200 whose body is no completion: what was wrong, then the body's start."""
+    return f"{kind}: {redact(body[:BODY_CHARS])!r}"
 
 Ping = Callable[[], Awaitable[str | None]]
 """Asks the server directly whether it is up: None when it replied, else what failed."""
@@ -70,8 +80,8 @@ class Liveness:
         self.clock = clock
         self.failures = 0
         self.last_failure = ""
-        self.errors: Counter[int] = Counter()
-        """Status codes of the error replies in the current streak."""
+        self.errors: Counter[str] = Counter()
+        """The error replies of the current streak, as ``HTTP <status>`` or what was wrong with a 200."""
         self.last_answer = clock()
         self._trips: set[asyncio.Event] = set()
         """One event per supervised call under way (calls may overlap: a case asked ahead of its turn)."""
@@ -90,10 +100,11 @@ class Liveness:
         """The server replied, but with no answer (a health check): it is there, not that it works."""
         self.failures = 0
 
-    def errored(self, status: int) -> None:
-        """A completion request got an error reply (see ``counts_as_error``)."""
+    def errored(self, status: int, what: str | None = None) -> None:
+        """A completion request got an error reply (see ``counts_as_error``), or a 200 that is none
+        (``what`` says what was wrong with it: NOT_JSON, NOT_OPENAI)."""
         self.failures = 0
-        self.errors[status] += 1
+        self.errors[what or f"HTTP {status}"] += 1
         if self.streak >= self.max_errors:
             self._trip()
 
@@ -112,7 +123,7 @@ class Liveness:
         """Why the server counts as gone, or None while it does not."""
         if self.failures >= self.max_failures:
             return f"{self.failures} connection failures in a row"
-        seen = ", ".join(f"HTTP {status} x{n}" for status, n in sorted(self.errors.items()))
+        seen = ", ".join(f"{reply} x{n}" for reply, n in sorted(self.errors.items()))
         if self.streak >= self.max_errors:
             return f"{self.streak} error replies in a row and no answer: {seen} (--max-error-streak={self.max_errors})"
         silent = self.clock() - self.last_answer

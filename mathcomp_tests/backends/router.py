@@ -16,6 +16,7 @@ from typing import Any
 
 from ..finite import problem
 from ..settings import BackendOptions
+from . import secrets
 from .base import BackendError, redact
 
 OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
@@ -138,6 +139,7 @@ def load_config(path: Path) -> dict[str, Any]:
     _check_numbers(path, "router_settings", config.get("router_settings") or {})
     for n, deployment in enumerate(config["model_list"]):
         _check_numbers(path, f"model_list[{n}].litellm_params", deployment["litellm_params"])
+        _hold_secrets(n, deployment["litellm_params"])
     return {"model_list": config["model_list"], "router_settings": config.get("router_settings") or {}}
 
 
@@ -163,6 +165,19 @@ def _check_numbers(path: Path, where: str, table: dict[str, Any]) -> None:
         found = problem(value, low, None, above, whole)
         if found is not None:
             raise BackendError(f"--model-config {path}: {where}.{key} = {value!r}; {found}")
+
+
+def _hold_secrets(n: int, params: dict[str, Any]) -> None:
+    """A deployment's secrets (a literal key, or the variable `os.environ/NAME` names, whatever NAME is)
+    are redacted from everything the run writes or prints, as the environment's keys are."""
+    for name, value in params.items():
+        if not _SECRET_PARAM.search(str(name)) or not isinstance(value, str):
+            continue
+        if value.startswith("os.environ/"):
+            variable = value.removeprefix("os.environ/")
+            secrets.hold(os.environ.get(variable), variable)
+        else:
+            secrets.hold(value, f"model_list[{n}].litellm_params.{name}")
 
 
 def group_names(path: Path) -> tuple[str, ...]:

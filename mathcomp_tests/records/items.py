@@ -60,6 +60,7 @@ def item_record(
         "probs": None if item.turns else item.response.meta.get("probs"),
         "cost": item.response.meta.get("cost") if not item.turns else _turn_cost(item),
         **({"served_model": item.response.meta["served_model"]} if "served_model" in item.response.meta else {}),
+        **({"redacted": True} if any(r.meta.get("redacted") for r in item.requests) else {}),
         **({"turns": [_turn(t) for t in item.turns], "note": item.note} if item.turns else {}),
     }
 

@@ -25,17 +25,37 @@ def unreadable(result: CaseResult) -> dict[str, Any] | None:
     if not items or len(invalid) / len(items) <= SHARE:
         return None
     shown = list(dict.fromkeys(_short(i.response.text) for i in invalid))[:2]
-    return {"invalid_rate": len(invalid) / len(items), "looked_like": shown, "try": advice(result.condition.format)}
+    # A backend that renders the prompts (hf, vllm, --api-batching=completions: a chat_template mode) is one
+    # that honours --scoring=logprob; an API chat model (the server renders them) ignores it.
+    scores_logprob = result.chat_template is not None
+    return {
+        "invalid_rate": len(invalid) / len(items),
+        "looked_like": shown,
+        "try": advice(result.condition.format, scores_logprob),
+    }
 
 
-def advice(format: str) -> str:
-    """What to try for a format whose answers could not be read."""
-    if FORMATS[format].logprob_prefix is not None:
+def advice(format: str, scores_logprob: bool = True) -> str:
+    """What to try for a format whose answers could not be read, by a backend that can score label
+    log-probabilities (``scores_logprob``) or one that cannot (an API chat model)."""
+    if scores_logprob and FORMATS[format].logprob_prefix is not None:
         return (
             "--scoring=logprob (reads the three labels' probabilities, so every answer is read), "
             "or another --formats"
         )
-    return "another --formats (json or one-word, with --scoring=logprob), or a larger --max-new-tokens"
+    if scores_logprob:
+        return "another --formats (json or one-word, with --scoring=logprob), or a larger --max-new-tokens"
+    if FORMATS[format].steps:
+        return (
+            "--judge-model (a judge decides the answers the reading rules decline), or a larger "
+            "--max-new-tokens; --scoring=logprob does not apply to an API chat model"
+        )
+    other = "one-word" if format == "json" else "json"
+    return (
+        f"--formats={other}, or cot with --judge-model (a judge decides the answers the reading rules decline); "
+        "--scoring=logprob does not apply to an API chat model (only hf:, vllm: and --api-batching=completions "
+        "score label log-probabilities)"
+    )
 
 
 def note(case: Mapping[str, Any]) -> str | None:
