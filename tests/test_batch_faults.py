@@ -86,8 +86,9 @@ def _record(tmp_path: Path, batch: str) -> dict[str, Any]:
 
 
 def _incomplete_in_one_line(run: SuiteRun, said: str) -> str:
-    """The run stopped INCOMPLETE (exit 1, not pytest's internal error) and said why in one line."""
-    assert run.returncode == 1, run.output[-3000:]
+    """The run stopped INCOMPLETE (exit 2, interrupted as when --batch-wait runs out; not 3, pytest's
+    internal error) and said why in one line."""
+    assert run.returncode == 2, run.output[-3000:]
     assert "INTERNALERROR" not in run.output and "Traceback" not in run.output, run.output[-3000:]
     assert run.summary["status"] == "incomplete"
     (reason,) = [r for r in run.summary["incomplete_reasons"] if said in r]
