@@ -22,13 +22,15 @@ from typing import Any
 from ..types import Decoding, Prompt, Response
 from .api import as_response
 from .base import BackendError, redact
-from .batch_api import BatchState, Pricing, priced
+from .batch_api import BatchState, Pricing, Result, Results, Unreadable, failure, priced, shown, unreadable
 
 MAX_REQUESTS = 100_000
 """Anthropic's limit of requests per batch."""
 MAX_BYTES = 256 * 1000 * 1000
 """Anthropic's limit of a batch's size."""
 TIMEOUT = 120.0
+KINDS = ("succeeded", "errored", "canceled", "expired")
+"""The result types Anthropic documents."""
 _ERROR_CHARS = 2000
 
 
@@ -77,12 +79,18 @@ class AnthropicBatches:
 
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=TIMEOUT)
-        reply = await self._client.request(method, f"{self._base}{path}", headers=self._headers(), json=body)
+        try:
+            reply = await self._client.request(method, f"{self._base}{path}", headers=self._headers(), json=body)
+        except httpx.HTTPError as exc:
+            raise failure(f"{method} {path}", exc) from exc
         if reply.status_code != 200:
             raise BackendError(
                 redact(f"{method} {path}: HTTP {reply.status_code}: {reply.text[:_ERROR_CHARS]}")[:_ERROR_CHARS]
             )
-        found = reply.json()
+        try:
+            found = reply.json()
+        except ValueError:
+            found = None
         if not isinstance(found, dict) or not isinstance(found.get("id"), str):
             raise BackendError(f"{method} {path}: the reply is not a message batch: {reply.text[:500]!r}")
         return found
@@ -100,43 +108,61 @@ class AnthropicBatches:
     async def retrieve(self, batch_id: str) -> BatchState:
         return state(await self._call("GET", f"/v1/messages/batches/{batch_id}"))
 
-    async def answers(self, state: BatchState, price: Pricing) -> list[tuple[str, Response]]:
-        got = await asyncio.to_thread(
-            self._litellm.file_content,
-            file_id=state.id,
-            custom_llm_provider="anthropic",
-            api_base=self._base,
-            api_key=self._key,
-        )
-        out = []
-        for raw in bytes(got.content).splitlines():
+    async def answers(self, state: BatchState, price: Pricing) -> Results:
+        try:
+            got = await asyncio.to_thread(
+                self._litellm.file_content,
+                file_id=state.id,
+                custom_llm_provider="anthropic",
+                api_base=self._base,
+                api_key=self._key,
+            )
+            data = bytes(got.content)
+        except Exception as exc:  # litellm's and httpx's own types: the backend's error outside
+            raise failure(f"results of batch {state.id}", exc) from exc
+        out = Results()
+        for number, raw in enumerate(data.splitlines(), 1):
+            if not raw.strip():
+                continue
+            at = f"batch {state.id}: results line {number}"
             try:
                 line = json.loads(raw)
-                key, result = str(line["custom_id"]), line["result"]
-            except (ValueError, KeyError, TypeError):
+            except ValueError:
+                out.unreadable.append(unreadable(at, "not JSON, expected one JSON result a line"))
                 continue
-            out.append((key, self._response(result, state.id, price)))
+            try:
+                if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
+                    raise Unreadable("no custom_id")
+                out.found.append(Result(line["custom_id"], self._response(line.get("result"), state.id, price), at))
+            except Unreadable as exc:
+                problem = f"not a batch result ({exc}), expected custom_id and a result {{type, message or error}}"
+                out.unreadable.append(unreadable(at, problem))
         return out
 
     def _response(self, result: Any, batch_id: str, price: Pricing) -> Response:
-        """One result: a succeeded message as the live path reads it, else a failed request."""
+        """One result: a succeeded message as the live path reads it, else a failed request; Unreadable
+        where it is neither."""
         kind = result.get("type") if isinstance(result, dict) else None
+        if not isinstance(result, dict) or kind not in KINDS:
+            raise Unreadable("the result is not an object with a known type")
         if kind != "succeeded":
-            error = result.get("error") if isinstance(result, dict) else None
+            error = result.get("error")
             detail = json.dumps(error)[:_ERROR_CHARS] if error else f"the request was {kind}"
             return Response(text="", error=redact(f"batch {batch_id}: {kind}: {detail}")[:_ERROR_CHARS])
         import httpx
         from litellm import ModelResponse
 
-        message = result.get("message") or {}
+        message = result.get("message")
+        if not isinstance(message, dict):
+            raise Unreadable("a succeeded result without a message")
         try:
             parsed = self._chat.transform_parsed_response(
                 completion_response=message,
                 raw_response=httpx.Response(200, json=message),
                 model_response=ModelResponse(),
             )
-        except Exception as exc:  # a message litellm cannot read is a failed request, never an answer
-            return Response(text="", error=redact(f"batch {batch_id}: unreadable message: {exc}")[:_ERROR_CHARS])
+        except Exception as exc:  # a message litellm cannot read is no answer
+            raise Unreadable(f"a message litellm cannot read: {shown(exc, 200)}") from exc
         response = as_response(parsed, None)
         if response.error is None:
             response.meta["batch"] = batch_id

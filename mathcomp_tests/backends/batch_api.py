@@ -2,8 +2,9 @@
 create a batch and read its output and error files through litellm, look at its status through the openai
 client. The requests are the chat requests the live path sends, one JSONL line each, whose custom id is the
 answer's cache key; each output line becomes the Response the live path would have made (text, tokens,
-finish reason, the model the reply names), priced at the batch rate. Anthropic's Message Batches:
-batch_anthropic.py.
+finish reason, the model the reply names), priced at the batch rate. A line that is not a result (not
+JSON, or not the shape the provider documents) is kept as one sentence naming its file and line, never
+dropped silently: its request counts as unanswered. Anthropic's Message Batches: batch_anthropic.py.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..printable import printable
 from ..types import Decoding, Prompt, Response
 from .base import BackendError, redact
 
@@ -40,6 +42,8 @@ class BatchState:
     failed: int = 0
     output_file_id: str | None = None
     error_file_id: str | None = None
+    errors: str = ""
+    """Why the provider failed the batch as a whole, in its words (redacted, printable); "" where it said nothing."""
 
     @property
     def done(self) -> bool:
@@ -48,6 +52,46 @@ class BatchState:
     def line(self) -> str:
         """The progress line: status and counts."""
         return f"batch {self.id}: {self.status}, {self.completed} of {self.total} answered, {self.failed} failed"
+
+
+@dataclass(frozen=True)
+class Result:
+    """One result line of a batch: its custom id (the cache key), the Response, and where it was read."""
+
+    key: str
+    response: Response
+    where: str
+    """`output file line 3`: the file and line, for the lines that speak of it."""
+
+
+@dataclass
+class Results:
+    """What a finished batch's output holds: its results in order, and a sentence per line that is none."""
+
+    found: list[Result] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+
+class Unreadable(ValueError):
+    """A result line that is not the shape the provider documents."""
+
+
+def shown(text: object, limit: int = 300) -> str:
+    """Provider text fit for a progress line: secrets redacted, control characters escaped, bounded."""
+    return printable(redact(str(text)))[:limit]
+
+
+def failure(what: str, exc: BaseException) -> BackendError:
+    """An error raised at the provider boundary (litellm's, openai's, httpx's own types) as the backend's
+    error: what was asked, the HTTP status where the error carries one, the error itself, redacted."""
+    status = getattr(exc, "status_code", None)
+    http = f"HTTP {status}: " if isinstance(status, int) else ""
+    return BackendError(shown(f"{what}: {http}{type(exc).__name__}: {exc}", 500))
+
+
+def unreadable(where: str, problem: str) -> str:
+    """The sentence said for a line that is not a result."""
+    return f"{where}: {problem}; the request it answers counts as unanswered"
 
 
 class BatchAPI(Protocol):
@@ -70,9 +114,9 @@ class BatchAPI(Protocol):
 
     async def retrieve(self, batch_id: str) -> BatchState: ...
 
-    async def answers(self, state: BatchState, price: Pricing) -> list[tuple[str, Response]]:
-        """A finished batch's requests as (cache key, Response): an answer priced at the batch rate, or a
-        failed request (``error`` set). A request it does not list was not answered."""
+    async def answers(self, state: BatchState, price: Pricing) -> Results:
+        """A finished batch's results: an answer priced at the batch rate, or a failed request (``error``
+        set); a request it does not list was not answered. BackendError where the output cannot be read."""
         ...
 
     async def close(self) -> None:
@@ -146,19 +190,26 @@ class OpenAIBatches:
 
             key = self._params.get("api_key") or os.environ.get("OPENAI_API_KEY") or "none"
             self._client = openai.AsyncOpenAI(api_key=key, base_url=self._params.get("api_base"))
-        return _state(await self._client.batches.retrieve(batch_id))
+        try:
+            return _state(await self._client.batches.retrieve(batch_id))
+        except Exception as exc:  # the openai client's errors, or a reply that is not a batch
+            raise failure(f"status of batch {batch_id}", exc) from exc
 
     async def content(self, file_id: str) -> bytes:
+        """A file's bytes; BackendError where the provider cannot give it (gone, refused, unreachable)."""
         import asyncio
 
-        got = await asyncio.to_thread(self._litellm.file_content, file_id=file_id, **self._params)
-        return bytes(got.content)
+        try:
+            got = await asyncio.to_thread(self._litellm.file_content, file_id=file_id, **self._params)
+            return bytes(got.content)
+        except Exception as exc:  # litellm and openai raise their own types: the backend's error outside
+            raise failure(f"file {file_id}", exc) from exc
 
-    async def answers(self, state: BatchState, price: Pricing) -> list[tuple[str, Response]]:
-        got: list[tuple[str, Response]] = []
-        for file_id in (state.output_file_id, state.error_file_id):
+    async def answers(self, state: BatchState, price: Pricing) -> Results:
+        got = Results()
+        for name, file_id in (("output file", state.output_file_id), ("error file", state.error_file_id)):
             if file_id:
-                got += read_lines(await self.content(file_id), state.id, price)
+                read_lines(await self.content(file_id), f"batch {state.id}: {name}", state.id, price, got)
         return got
 
     async def close(self) -> None:
@@ -177,43 +228,79 @@ def _state(batch: Any) -> BatchState:
         int(getattr(counts, "failed", 0) or 0),
         getattr(batch, "output_file_id", None),
         getattr(batch, "error_file_id", None),
+        _errors(getattr(batch, "errors", None)),
     )
 
 
-def read_lines(data: bytes, batch_id: str, price: Pricing) -> list[tuple[str, Response]]:
-    """Each line of an output or error file as (cache key, Response): an answer, or a failed request."""
-    out = []
-    for raw in data.splitlines():
+def _errors(errors: Any) -> str:
+    """A batch's `errors` ({"data": [{code, message, line, param}]}) as one printable sentence."""
+    data = getattr(errors, "data", None) if not isinstance(errors, dict) else errors.get("data")
+    parts = []
+    for error in data if isinstance(data, list) else []:
+        def get(name: str, error: Any = error) -> Any:
+            return error.get(name) if isinstance(error, dict) else getattr(error, name, None)
+
+        where = f" (input line {get('line')})" if get("line") is not None else ""
+        parts.append(f"{get('code') or 'error'}: {get('message') or ''}{where}".strip())
+    return shown("; ".join(parts), 500)
+
+
+def read_lines(data: bytes, where: str, batch_id: str, price: Pricing, into: Results) -> None:
+    """Each line of an output or error file into ``into``: a result (an answer, or a failed request), or
+    the sentence that says why the line is none."""
+    for number, raw in enumerate(data.splitlines(), 1):
         if not raw.strip():
             continue
+        at = f"{where} line {number}"
         try:
             line = json.loads(raw)
-            key = str(line["custom_id"])
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
+            into.unreadable.append(unreadable(at, "not JSON, expected one JSON result a line"))
             continue
-        out.append((key, _response(line, batch_id, price)))
-    return out
+        try:
+            if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
+                raise Unreadable("no custom_id")
+            into.found.append(Result(line["custom_id"], _response(line, batch_id, price), at))
+        except Unreadable as exc:
+            expected = "custom_id and a response {status_code, body} or an error"
+            into.unreadable.append(unreadable(at, f"not a batch result ({exc}), expected {expected}"))
+
+
+def _dict(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Unreadable(f"{what} is not an object")
+    return value
 
 
 def _response(line: dict[str, Any], batch_id: str, price: Pricing) -> Response:
-    reply = line.get("response") or {}
+    reply = _dict(line.get("response"), "response")
     error = line.get("error")
     status = reply.get("status_code")
-    body = reply.get("body") or {}
+    body = _dict(reply.get("body"), "response.body")
     if error or status != 200:
+        if not error and not isinstance(status, int):
+            raise Unreadable("neither a status_code nor an error")
         detail = error or body.get("error") or body
         return Response(text="", error=redact(f"batch {batch_id}: HTTP {status}: {json.dumps(detail)}")[:_ERROR_CHARS])
     choices = body.get("choices") or []
+    if not isinstance(choices, list):
+        raise Unreadable("response.body.choices is not a list")
     if not choices:
         return Response(text="", error=f"batch {batch_id}: the provider returned no choices")
-    usage = body.get("usage") or {}
+    choice = _dict(choices[0], "the first choice")
+    usage = _dict(body.get("usage"), "response.body.usage")
     tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    meta: dict[str, object] = {"finish_reason": choices[0].get("finish_reason"), "batch": batch_id}
+    if not all(t is None or (isinstance(t, int) and not isinstance(t, bool)) for t in (tokens_in, tokens_out)):
+        raise Unreadable("a token count is not a number")
+    meta: dict[str, object] = {"finish_reason": choice.get("finish_reason"), "batch": batch_id}
     if isinstance(body.get("model"), str) and body["model"]:
         meta["served_model"] = body["model"]
-    message = choices[0].get("message") or {}
-    text = str(message.get("content") or "")
-    return priced(Response(text, input_tokens=tokens_in, output_tokens=tokens_out, meta=meta), price)
+    content = _dict(choice.get("message"), "the message").get("content")
+    if content is not None and not isinstance(content, str):
+        raise Unreadable("the message's content is not text")
+    return priced(Response(content or "", input_tokens=tokens_in, output_tokens=tokens_out, meta=meta), price)
 
 
 def priced(response: Response, price: Pricing) -> Response:

@@ -4,7 +4,8 @@ One JSON file per batch under ``<cache folder>/batches/``, written (atomically) 
 created the batch, before anything waits on it: the batch id, its input file, which cache keys (custom
 ids) it holds, and for which model and server. A run killed while waiting, or the next night, reads the
 open records and collects those batches instead of sending their prompts again; a record is marked done
-once the batch's answers are in the response cache.
+once the batch's answers are in the response cache, or once its results could not be read in
+``UNREAD_RUNS`` runs (outcome `unreadable`: its prompts are sent again).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ class BatchRecord:
     created: float
     done: bool = False
     outcome: str = ""
-    """The batch's last status once done (completed, expired, cancelled, failed)."""
+    """The batch's last status once done (completed, expired, cancelled, failed), or `unreadable`."""
+    unread_runs: int = 0
+    """Runs that found the batch ended but could not read its results (gone, refused, unreachable)."""
 
 
 class BatchRecords:
@@ -73,6 +76,7 @@ class BatchRecords:
                     float(data["created"]),
                     bool(data.get("done", False)),
                     str(data.get("outcome", "")),
+                    int(data.get("unread_runs", 0)),
                 )
             except (OSError, ValueError, KeyError, TypeError):
                 continue

@@ -4,8 +4,15 @@ not answer.
 
 Every batch is recorded (batch_records.py) as soon as the provider created it, so a run killed while it
 waits, or the next night's, collects it instead of paying twice. A request a batch answered with an error,
-and the requests an expired or cancelled batch left unanswered, are sent again in a later batch, each at
-most ``1 + rounds`` times in a run; then they are failed requests (item errors), never answers.
+and the requests an expired, cancelled or failed batch left unanswered, are sent again in a later batch,
+each at most ``1 + rounds`` times in a run (with --batch-fallback=live, none: they are asked live); then
+they are failed requests (item errors), never answers.
+
+A result line is used only for a request its batch held, and only once: a line that is not a result, a
+second result for the same request (the first is kept) and a result for a request the batch never held
+are each said in one line and not stored. Results that cannot be read (gone, refused) are tried again at
+the next poll; after ``READ_TRIES`` failures the run stops INCOMPLETE with the batch still recorded, and
+the run that fails to read them for the ``UNREAD_RUNS``-th time sends the batch's prompts again.
 """
 
 from __future__ import annotations
@@ -13,11 +20,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..types import Response
-from .base import ServerGoneError, redact
-from .batch_api import BatchAPI, BatchState, Pricing, split
+from .base import BackendError, ServerGoneError, redact
+from .batch_api import BatchAPI, BatchState, Pricing, Result, Results, shown, split
 from .batch_records import BatchRecord, BatchRecords
 
 Store = Callable[[list[tuple[str, Response]]], None]
@@ -25,10 +32,18 @@ Store = Callable[[list[tuple[str, Response]]], None]
 Say = Callable[[str], None]
 RETRIEVE_FAILURES = 10
 """Failed status checks in a row after which the provider counts as gone."""
+READ_TRIES = 3
+"""Failed reads in a row of a finished batch's results after which the run stops (the batch stays recorded)."""
+UNREAD_RUNS = 2
+"""Runs that could not read a batch's results after which they count as gone: its prompts are sent again."""
 
 
 class BatchWaitError(ServerGoneError):
     """--batch-wait ran out with batches still running: the run ends INCOMPLETE; the next one resumes them."""
+
+
+class BatchReadError(ServerGoneError):
+    """A finished batch's results could not be read: the run ends INCOMPLETE; the next one tries again."""
 
 
 @dataclass
@@ -68,6 +83,8 @@ class Batcher:
         self.wait, self.poll, self.rounds, self.resend_failed, self.say = wait, poll, rounds, resend_failed, say
         self.started = time.monotonic()
         self.retrieve_failures = 0
+        self.read_failures: dict[str, int] = {}
+        """Batch id -> failed reads of its results in a row, in this run."""
         self.total = Outcome()
         """Everything done by batch in this run (summed over calls)."""
 
@@ -85,19 +102,22 @@ class Batcher:
         sends: dict[str, int] = {}
         try:
             await self._create([k for k in lines if k not in in_flight], lines, tracked, sends, outcome)
-            shown: dict[str, str] = {}
+            said: dict[str, str] = {}
             while tracked:
                 again: list[str] = []
                 for batch_id, record in list(tracked.items()):
                     state = await self._retrieve(batch_id)
                     if state is None:
                         continue
-                    if shown.get(batch_id) != state.line():
-                        shown[batch_id] = state.line()
+                    if said.get(batch_id) != state.line():
+                        said[batch_id] = state.line()
                         self.say(state.line())
                     if state.done:
+                        read = await self._read(record, state)
+                        if read is None:
+                            continue
                         del tracked[batch_id]
-                        again += await self._collect(record, state, lines, sends, outcome)
+                        again += self._collect(*read, lines, sends, outcome)
                 if again:
                     await self._create(again, lines, tracked, sends, outcome)
                 if tracked and self.wait is not None and time.monotonic() - self.started >= self.wait:
@@ -152,16 +172,66 @@ class Batcher:
             outcome.requests_sent += len(chosen)
             self.say(f"batch {state.id}: created with {len(chosen)} requests")
 
-    async def _collect(
+    async def _read(
+        self, record: BatchRecord, state: BatchState
+    ) -> tuple[BatchRecord, BatchState, Results, str] | None:
+        """A finished batch's results (with the why of a batch that failed as a whole); None after a failed
+        read (tried again at the next poll); BatchReadError after READ_TRIES in a row, unless this is the
+        UNREAD_RUNS-th run that could not read them: then no results, and the batch `unreadable`."""
+        try:
+            results = await self.api.answers(state, self.price)
+        except Exception as exc:  # BackendError from the provider boundary; anything else is read the same
+            what = shown(exc if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}", 500)
+            tries = self.read_failures[state.id] = self.read_failures.get(state.id, 0) + 1
+            if tries < READ_TRIES:
+                return None
+            del self.read_failures[state.id]
+            record = replace(record, unread_runs=record.unread_runs + 1)
+            self.records.save(record)
+            if record.unread_runs < UNREAD_RUNS:
+                raise BatchReadError(
+                    f"batch {state.id}: its results could not be read ({tries} tries, last: {what}); the batch "
+                    "stays recorded and the next run tries again"
+                ) from exc
+            why = f"its results could not be read in {record.unread_runs} runs (last: {what})"
+            return record, replace(state, status="unreadable"), Results(), why
+        self.read_failures.pop(state.id, None)
+        return record, state, results, f"the provider says: {state.errors}" if state.errors else ""
+
+    def _usable(self, record: BatchRecord, results: Results) -> dict[str, Response]:
+        """The results of the requests the batch held, the first of each; every other line said."""
+        for line in results.unreadable:
+            self.say(line)
+        held = set(record.keys)
+        first: dict[str, Result] = {}
+        for result in results.found:
+            if result.key not in held:
+                self.say(
+                    f"{result.where}: a result for a request this batch did not hold "
+                    f"({shown(result.key, 80)!r}), ignored"
+                )
+            elif result.key in first:
+                earlier = first[result.key].where.rsplit(": ", 1)[-1]
+                self.say(
+                    f"{result.where}: a second result for request {result.key[:16]}... ({earlier} has the first), "
+                    "ignored: the first is kept"
+                )
+            else:
+                first[result.key] = result
+        return {key: result.response for key, result in first.items()}
+
+    def _collect(
         self,
         record: BatchRecord,
         state: BatchState,
+        results: Results,
+        why: str,
         lines: dict[str, bytes],
         sends: dict[str, int],
         outcome: Outcome,
     ) -> list[str]:
         """Store a finished batch's answers; the keys to send again (failed, or left unanswered)."""
-        got = await self.api.answers(state, self.price)
+        got = list(self._usable(record, results).items())
         answers = [(k, r) for k, r in got if r.error is None]
         self.store(answers)
         answered = {k for k, _ in answers}
@@ -175,15 +245,18 @@ class Batcher:
         self.records.close(record, state.status)
         unanswered = [k for k in record.keys if k not in answered and k not in errors]
         if state.status != "completed":
+            where = "sent again" if self.resend_failed else "asked live when their case runs"
             self.say(
                 f"batch {state.id} {state.status}: {len(unanswered) + len(errors)} of its {len(record.keys)} "
-                "requests unanswered, sent again"
+                f"requests unanswered, {where}" + (f"; {why}" if why else "")
             )
+        left = f"batch {state.id} {state.status} before answering it" + (f" ({why})" if why else "")
         for key in unanswered:
-            errors.setdefault(key, f"batch {state.id} {state.status} before answering it")
+            errors.setdefault(key, left)
         outcome.failed.update(errors)
-        resend = [k for k in errors if k in lines and (self.resend_failed or state.status != "completed")]
-        return [k for k in resend if sends.get(k, 0) <= self.rounds]
+        if not self.resend_failed:  # --batch-fallback=live: the cases ask them live, at once, not a later batch
+            return []
+        return [k for k in errors if k in lines and sends.get(k, 0) <= self.rounds]
 
     def _add(self, outcome: Outcome) -> None:
         total = self.total

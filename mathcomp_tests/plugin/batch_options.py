@@ -8,6 +8,8 @@ from typing import Any
 from ..settings import BatchOptions, SelectionError
 
 FALLBACKS = ("batch", "live")
+POLL = 30.0
+"""--batch-poll's default, in seconds."""
 
 
 def add(option: Any, group: Any) -> None:
@@ -27,7 +29,13 @@ def add(option: Any, group: Any) -> None:
         "until every batch ends",
         type=float,
     )
-    option("--batch-poll", "--batch: seconds between two status checks of the running batches", 30.0, type=float)
+    option(
+        "--batch-poll",
+        "--batch: seconds between two status checks of the running batches",
+        POLL,
+        type=float,
+        default=None,  # None unless given: given without --batch it is a usage error
+    )
     option(
         "--batch-fallback",
         "--batch: where requests a batch failed go: batch (a later batch, up to twice more; then item errors) "
@@ -41,7 +49,7 @@ def add(option: Any, group: Any) -> None:
 def settings(opt: Any, cache_path: Path | None) -> BatchOptions | None:
     """BatchOptions under --batch (which needs the response cache and the chat path), else None."""
     if not opt("batch"):
-        for name in ("batch_wait", "batch_fallback"):
+        for name in ("batch_wait", "batch_poll", "batch_fallback"):
             if opt(name) not in (None, "batch"):
                 flag = "--" + name.replace("_", "-")
                 raise SelectionError(f"{flag}={opt(name)} applies only with --batch; add --batch or drop it")
@@ -50,4 +58,5 @@ def settings(opt: Any, cache_path: Path | None) -> BatchOptions | None:
         raise SelectionError("--batch needs the response cache (batch answers are read back from it): drop --no-cache")
     if opt("api_batching") != "chat":
         raise SelectionError("--batch sends chat requests: drop --api-batching=completions")
-    return BatchOptions(cache_path, opt("batch_wait"), opt("batch_poll"), opt("batch_fallback"))
+    poll = opt("batch_poll")
+    return BatchOptions(cache_path, opt("batch_wait"), POLL if poll is None else poll, opt("batch_fallback"))

@@ -10,6 +10,10 @@ leaves the second half of its requests `expired`. POST .../cancel starts a cance
 look ends it with its unanswered requests `canceled`). GET .../results streams the results as JSONL once
 the batch ended. Every endpoint wants the ``x-api-key`` and ``anthropic-version`` headers the real one
 wants. Every request is logged: tests count what a run sent, by which path, and with which headers.
+
+Faults a real provider shows rarely, each named as a FAKE: ``results_gone`` (results that answer 404, as
+a batch past the provider's retention), ``tamper`` (result lines rewritten: garbage, duplicates,
+strangers).
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
-from .fake_batch_server import Outcome, always_completed
+from .fake_batch_server import Outcome, always_completed, never
 from .fault_server import FaultServer, Request, Schedule
 
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -82,6 +87,10 @@ class AnthropicServer(FaultServer):
     outcome: Outcome = always_completed
     """The n-th batch created (from 0) -> `completed` or `expired`."""
     batch_schedule: Schedule | None = None
+    results_gone: Callable[[int], bool] = never
+    """FAKE fault: the n-th batch's results answer 404 (past the provider's retention)."""
+    tamper: Callable[[list[str]], list[str]] | None = None
+    """FAKE fault: rewrites the result lines (one JSON text a line) before they are served."""
     batches: dict[str, MessageBatch] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
     """Batch ids in the order they were created."""
@@ -197,8 +206,11 @@ class AnthropicServer(FaultServer):
             return batch
         if batch.status != "ended":
             return _error(400, "invalid_request_error", "the batch has not ended: no results yet")
-        lines = [json.dumps({"custom_id": k, "result": r}) + "\n" for k, r in batch.results.items()]
-        return web.Response(body="".join(lines).encode(), content_type="application/binary")
+        if self.results_gone(batch.number):
+            return _error(404, "not_found_error", f"results of {batch.id} are no longer available")
+        lines = [json.dumps({"custom_id": k, "result": r}) for k, r in batch.results.items()]
+        lines = self.tamper(lines) if self.tamper is not None else lines
+        return web.Response(body="".join(line + "\n" for line in lines).encode(), content_type="application/binary")
 
     def _end(self, batch: MessageBatch, *, cancelled: bool) -> None:
         """Answer the batch's requests now (none when it was cancelled: they are `canceled`)."""

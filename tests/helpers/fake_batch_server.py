@@ -4,9 +4,14 @@ POST /v1/files takes a batch input file (JSONL, one chat request a line); POST /
 on it; GET /v1/batches/{id} says `in_progress` until ``delay`` seconds after creation, then answers every
 request at once the way the fault server answers a chat request (its ``schedule``: a fault becomes a
 failed request in the error file), and says `completed` (or what ``outcome`` says for that batch:
-`expired` answers the first half of its requests and expires the rest). GET /v1/files/{id}/content
-returns an input, output or error file; POST /v1/batches/{id}/cancel cancels. Every batch created and
-every chat request (the live path) is logged, so tests count what a run sent and by which path.
+`expired` answers the first half of its requests and expires the rest; `failed` answers none and names
+``failure`` in the batch's `errors`, as a batch whose input file did not validate). GET
+/v1/files/{id}/content returns an input, output or error file; POST /v1/batches/{id}/cancel cancels. Every
+batch created and every chat request (the live path) is logged, so tests count what a run sent and by
+which path.
+
+Faults a real provider shows rarely, each named as a FAKE: ``output_gone`` (an output file that answers
+404, as one deleted or expired), ``tamper`` (output lines rewritten: garbage, duplicates, strangers).
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ def always_completed(number: int) -> str:
     return "completed"
 
 
+def never(number: int) -> bool:
+    return False
+
+
 @dataclass
 class Batch:
     id: str
@@ -45,6 +54,7 @@ class Batch:
     failed: int = 0
     total: int = 0
     ended: float | None = None
+    errors: dict[str, Any] | None = None
 
     def body(self) -> dict[str, Any]:
         when = int(self.ended) if self.ended is not None else None
@@ -52,7 +62,7 @@ class Batch:
             "id": self.id,
             "object": "batch",
             "endpoint": self.endpoint,
-            "errors": None,
+            "errors": self.errors,
             "input_file_id": self.input_file_id,
             "completion_window": "24h",
             "status": self.status,
@@ -63,6 +73,7 @@ class Batch:
             "expires_at": int(self.created) + 86400,
             "completed_at": when if self.status == "completed" else None,
             "expired_at": when if self.status == "expired" else None,
+            "failed_at": when if self.status == "failed" else None,
             "cancelled_at": when if self.status == "cancelled" else None,
             "request_counts": {"total": self.total, "completed": self.completed, "failed": self.failed},
             "metadata": None,
@@ -79,6 +90,12 @@ class BatchServer(FaultServer):
     batch_schedule: Schedule | None = None
     """How batch requests are answered (None: like chat requests, by ``schedule``): a provider's batches
     run outside its live rate limits."""
+    failure: str = "Model 'gpt-4o-mini' is not available for batches on this project."
+    """The message of a failed batch's `errors` (``outcome`` says `failed`)."""
+    output_gone: Callable[[int], bool] = never
+    """FAKE fault: the n-th batch's output file answers 404 (deleted, or past the provider's retention)."""
+    tamper: Callable[[list[str]], list[str]] | None = None
+    """FAKE fault: rewrites an output file's lines (one JSON text a line) before it is stored."""
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, Batch] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
@@ -138,7 +155,8 @@ class BatchServer(FaultServer):
     async def _content(self, request: web.Request) -> web.Response:
         self.batch_requests.append(f"GET /v1/files/{request.match_info['id']}/content")
         data = self.files.get(request.match_info["id"])
-        if data is None:
+        gone = {b.output_file_id for b in self.batches.values() if self.output_gone(b.number)}
+        if data is None or request.match_info["id"] in gone:
             return web.json_response({"error": {"message": "no such file"}}, status=404)
         return web.Response(body=data, content_type="application/octet-stream")
 
@@ -177,7 +195,13 @@ class BatchServer(FaultServer):
     def _finish(self, batch: Batch) -> None:
         """Answer every request of the batch now, as the chat endpoint would (faults from the schedule)."""
         lines = [json.loads(line) for line in self.files[batch.input_file_id].splitlines() if line.strip()]
-        expired = self.outcome(batch.number) == "expired"
+        outcome = self.outcome(batch.number)
+        if outcome == "failed":
+            error = {"code": "invalid_request", "message": self.failure, "param": "body.model", "line": 1}
+            batch.errors = {"object": "list", "data": [error]}
+            batch.status, batch.ended = "failed", time.time()
+            return
+        expired = outcome == "expired"
         answered = lines[: len(lines) // 2] if expired else lines
         out, errors = [], []
         for n, line in enumerate(lines):
@@ -205,7 +229,9 @@ class BatchServer(FaultServer):
         with self._batch_lock:
             if out:
                 batch.output_file_id = self._new_id("file")
-                self.files[batch.output_file_id] = "".join(json.dumps(o) + "\n" for o in out).encode()
+                written = [json.dumps(o) for o in out]
+                written = self.tamper(written) if self.tamper is not None else written
+                self.files[batch.output_file_id] = "".join(line + "\n" for line in written).encode()
             if errors:
                 batch.error_file_id = self._new_id("file")
                 self.files[batch.error_file_id] = "".join(json.dumps(e) + "\n" for e in errors).encode()
