@@ -227,7 +227,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=dropped)
     comparator = state.run.comparator
     if comparator is not None:
-        compared = [i for i in items if getattr(i, "originalname", "") in ("test_framing", "test_generated")]
+        compared = [i for i in items if getattr(i, "originalname", "") in matrix.GATED_TESTS]
         comparator.count_cases(len(compared))
         generated = any(getattr(i, "originalname", "") == "test_generated" for i in items)
         if generated and not hasattr(config, "workerinput"):  # a worker's cases raise it instead

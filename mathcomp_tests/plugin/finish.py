@@ -14,6 +14,7 @@ from ..printable import printable
 from ..records import items as records
 from ..records import results
 from ..run import GENERATED, REVEAL_AFTER
+from ..scoring.baseline_format import few
 from ..scoring.thresholds import BASE_FROM
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
@@ -85,10 +86,9 @@ def _borrowed_ceilings(state: State) -> str | None:
 
 def narrowed_note(block: dict[str, Any]) -> str:
     """The end-of-run line of a narrowed run: what it left out, so that its PASS is not read as the suite's."""
-    left = int(block["left_out_count"])
-    shown = ", ".join(block["left_out"][:3]) + (f" and {left - 3} more" if left > 3 else "")
+    shown = verdict_narrowing.left_out_text(block, 3)
     text = f"MathComp: narrowed by {verdict_narrowing.by_text(block)}: {verdict_narrowing.phrase(block, by=False)}"
-    return text + (f"; not run: {shown}" if left else "")
+    return text + (f"; not run: {shown}" if shown else "")
 
 
 def _update_baseline(state: State, reasons: list[str]) -> str:
@@ -128,11 +128,7 @@ def _update_baseline(state: State, reasons: list[str]) -> str:
             f"{narrowed['cases_selected']} of the {narrowed['cases_in_suite']} cases"
         )
     if dropped:
-        line += (
-            f"; {len(dropped)} cases of the old file are no longer selected and were dropped: "
-            + ", ".join(dropped[:3])
-            + (f" and {len(dropped) - 3} more" if len(dropped) > 3 else "")
-        )
+        line += f"; {len(dropped)} cases of the old file are no longer selected and were dropped: {few(dropped)}"
     return line
 
 

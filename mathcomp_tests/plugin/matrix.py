@@ -6,8 +6,9 @@ from __future__ import annotations
 from ..run import Run
 from ..settings import conditions
 from ..types import NEUTRAL, PLAIN, Condition
+from ..verdict.narrowing import GATED
 
-GATED_TESTS = ("test_framing", "test_generated")
+GATED_TESTS = tuple(GATED)
 """The tests whose cases hold DirErr to its ceilings and to the baseline."""
 INVARIANCE_TESTS = ("test_cue_invariance", "test_neutral_balance")
 SUITE_TESTS = (*GATED_TESTS, "test_metamorphic", *INVARIANCE_TESTS, "test_reveal_after")

@@ -14,6 +14,7 @@ from ..run import Run
 from ..scoring.baseline import GENERATED_PREFIX
 from ..settings import conditions
 from ..types import Condition
+from ..verdict.narrowing import GATED, item_key
 
 PROPERTY = "mathcomp"
 GENERATED_PROPERTY = "mathcomp-generated"
@@ -47,7 +48,7 @@ class State:
         """Start asking the next item's case while this one runs, where the backend allows it."""
         test = getattr(self.next_item, "originalname", "")
         params = getattr(getattr(self.next_item, "callspec", None), "params", {})
-        if test in ("test_framing", "test_generated") and isinstance(params.get("condition"), Condition):
+        if test in GATED and isinstance(params.get("condition"), Condition):
             self.run.ask_ahead(params["condition"], generated=test == "test_generated")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -88,11 +89,9 @@ class State:
 
 
 def split_node_id(nodeid: str) -> tuple[str, str | None]:
-    """The test and the condition id in a suite case's node id (`...::test_framing[<id>]`)."""
-    test, _, rest = nodeid.rpartition("::")[2].partition("[")
-    if test not in ("test_framing", "test_generated") or not rest.endswith("]"):
-        return test, None
-    return test, rest[:-1]
+    """The test and the condition id in a gated case's node id (`...::test_framing[<id>]`; None for any other)."""
+    test, case_id = item_key(nodeid)
+    return test, case_id if test in GATED else None
 
 
 def error_text(report: pytest.TestReport) -> str:

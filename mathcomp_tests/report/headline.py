@@ -184,11 +184,8 @@ def _left_out(summary: Mapping[str, Any]) -> str:
     block = summary.get("narrowed")
     if not block:
         return ""
-    left = int(block.get("left_out_count") or 0)
-    shown = ", ".join([str(c) for c in block.get("left_out") or []][:5]) + (
-        f" and {left - 5} more" if left > 5 else ""
-    )
-    return f" Not run (narrowed by {narrowing.by_text(block)}): {shown or 'other checks'}; this is no verdict on them."
+    shown = narrowing.left_out_text(block, 5) or "other checks"
+    return f" Not run (narrowed by {narrowing.by_text(block)}): {shown}; this is no verdict on them."
 
 
 def verdict_html(summary: Mapping[str, Any]) -> str:
@@ -270,14 +267,7 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         parts.append(
             _table(
                 (
-                    "case",
-                    "label",
-                    "baseline",
-                    "now",
-                    "change, points",
-                    "95% interval",
-                    "p",
-                    "max increase",
+                    "case", "label", "baseline", "now", "change, points", "95% interval", "p", "max increase",
                     "items that raised it",
                 ),  # fmt: skip
                 [

@@ -50,6 +50,7 @@ from .baseline_format import (
     Draw,
     Fingerprint,
     draw,
+    few,
     sha256_of,
     shown_dataset,
     shown_model,
@@ -122,9 +123,9 @@ class Baseline:
             only_run = [s for s in run.scenarios if s not in set(self.scenarios)]
             detail = f"{len(self.scenarios)} in the baseline, {len(run.scenarios)} in the run"
             if only_base:
-                detail += f"; only in the baseline: {_few(only_base)}"
+                detail += f"; only in the baseline: {few(only_base)}"
             if only_run:
-                detail += f"; only in the run: {_few(only_run)}"
+                detail += f"; only in the run: {few(only_run)}"
             if not only_base and not only_run:
                 detail += "; same ids in another order"
             problems.append(f"other scenarios ({detail}; check --limit and --dataset)")
@@ -132,16 +133,11 @@ class Baseline:
             problems.append(f"the baseline has no cases (a damaged or cut-short file: {RESTORE})")
         elif run.cases and not set(run.cases) & {c.removeprefix(GENERATED_PREFIX) for c in self.cases}:
             problems.append(
-                f"another selection: none of the run's {len(run.cases)} cases ({_few(list(run.cases))}) is in "
-                f"the baseline, which has {_few(list(self.cases))}"
+                f"another selection: none of the run's {len(run.cases)} cases ({few(list(run.cases))}) is in "
+                f"the baseline, which has {few(list(self.cases))}"
             )
         if problems:
             raise BaselineError(f"baseline {self.source} does not fit this run: " + "; ".join(problems))
-
-
-def _few(values: list[str], n: int = 3) -> str:
-    shown = ", ".join(values[:n])
-    return shown + (f" and {len(values) - n} more" if len(values) > n else "")
 
 
 def load(path: str | Path) -> Baseline:

@@ -5,7 +5,7 @@ writing a baseline need (scoring/baseline.py)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,12 @@ def draw(scenarios: Iterable[Scenario], seed: int) -> Draw:
     chosen = list(scenarios)
     text = "\n".join(f"{s.id}\t{s.text_a}\t{s.text_b}\t{s.expr_a}\t{s.expr_b}\t{s.label}" for s in chosen)
     return Draw(seed, hashlib.sha256(text.encode()).hexdigest(), tuple(s.id for s in chosen))
+
+
+def few(values: Sequence[str], n: int = 3) -> str:
+    """The first ``n`` of ``values``, and how many more."""
+    shown = ", ".join(values[:n])
+    return shown + (f" and {len(values) - n} more" if len(values) > n else "")
 
 
 RESTORE = "restore it from version control or rewrite it with --update-baseline from a complete run"

@@ -13,10 +13,11 @@ SHOWN = 20
 """Case ids listed in summary.json's ``left_out``; the rest are counted."""
 
 
-def item_key(nodeid: str) -> tuple[str, str] | None:
-    """(test, condition id) of a suite item's node id (``...::test_framing[<id>]``); None for another item."""
+def item_key(nodeid: str) -> tuple[str, str | None]:
+    """(test, condition id) of a suite item's node id (``...::test_framing[<id>]``); the id is None for an
+    item with no parameters."""
     test, _, rest = nodeid.rpartition("::")[2].partition("[")
-    return (test, rest[:-1]) if rest.endswith("]") else None
+    return test, rest[:-1] if rest.endswith("]") else None
 
 
 def case_name(test: str, condition_id: str) -> str:
@@ -30,7 +31,7 @@ def narrowed(
     """summary.json's ``narrowed`` block when pytest left out any of ``whole`` (None: it selected it all).
 
     ``selected`` holds the node ids pytest selected, ``means`` how it was narrowed (``-k 'neutral'``)."""
-    chosen = {key for key in map(item_key, selected) if key is not None}
+    chosen = set(map(item_key, selected))
     left = [key for key in whole if key not in chosen]
     if not left:
         return None
@@ -50,6 +51,13 @@ def by_text(block: Mapping[str, Any]) -> str:
     """``-k 'neutral'`` or ``--lf and --deselect``: how a run was narrowed, for a sentence."""
     means = [str(m) for m in block.get("by") or []]
     return " and ".join(means) if means else "the selection"
+
+
+def left_out_text(block: Mapping[str, Any], n: int) -> str:
+    """The first ``n`` cases a narrowed run left out, and how many more (empty when it left out none)."""
+    left = int(block.get("left_out_count") or 0)
+    shown = ", ".join(str(c) for c in (block.get("left_out") or [])[:n])
+    return shown + (f" and {left - n} more" if left > n else "")
 
 
 def phrase(block: Mapping[str, Any] | None, by: bool = True) -> str:
