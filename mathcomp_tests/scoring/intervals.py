@@ -83,6 +83,57 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail / 2**n)
 
 
+def mcnemar_rise(rose: int, fell: int) -> float:
+    """One-sided exact McNemar p-value for a rise: P(X >= rose), X ~ Binomial(rose + fell, 1/2).
+
+    ``rose`` pairs are 1 only for the candidate, ``fell`` 1 only for the baseline. The gate asks one
+    question, "did it rise?", so the whole level goes to that side (see scoring/paired.py). Summed in
+    integers and divided once, like mcnemar_exact: exact however small.
+    """
+    if rose < 0 or fell < 0:
+        raise ValueError(f"discordant counts must not be negative, got {rose} and {fell}")
+    n = rose + fell
+    if rose == 0:
+        return 1.0
+    tail, term = 0, 1
+    for i in range(n + 1):  # term = C(n, i)
+        if i >= rose:
+            tail += term
+        term = term * (n - i) // (i + 1)
+    return min(1.0, tail / 2**n)
+
+
+def mean_difference(diffs: Sequence[float], z: float = Z95) -> tuple[float, float, float, float]:
+    """(mean, low, high, standard error) of paired differences: a t interval (the normal quantile ``z``
+    widened by Student's t for n - 1 degrees of freedom). n must be at least 2."""
+    n = len(diffs)
+    if n < 2:
+        raise ValueError("a paired mean difference needs at least two pairs")
+    mean = sum(diffs) / n
+    var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+    se = math.sqrt(var / n)
+    half = t_quantile(0.975 if z == Z95 else _phi(z), n - 1) * se
+    return mean, max(-1.0, mean - half), min(1.0, mean + half), se
+
+
+def t_quantile(q: float, df: int) -> float:
+    """Student's t quantile (scipy's, imported here: importing the plugin stays cheap)."""
+    from scipy.stats import t
+
+    return float(t.ppf(q, df))
+
+
+def t_upper_tail(x: float, df: int) -> float:
+    """P(T > x) for Student's t with ``df`` degrees of freedom."""
+    from scipy.stats import t
+
+    return float(t.sf(x, df))
+
+
+def _phi(z: float) -> float:
+    return 0.5 * (1 + math.erf(z / math.sqrt(2)))
+
+
 def paired_difference(both: int, rose: int, fell: int, n: int, z: float = Z95) -> tuple[float, float, float]:
     """(difference, low, high) of two paired shares over n pairs: Newcombe's score interval (method 10).
 
