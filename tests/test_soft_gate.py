@@ -141,7 +141,7 @@ def test_an_own_check_that_got_much_worse_is_new_though_the_base_fails_it_too() 
 
 
 def _case(case_id: str, mde: float | None, detect: float = 0.15, required: bool = False) -> dict[str, object]:
-    change = {"label": "less", "difference": 0.0, "power": {"mde": mde, "text": "..."}}
+    change = {"difference": 0.0, "power": {"mde": mde, "text": "..."}}
     return {
         "case": case_id,
         "passed": True,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from ..scoring.changes import named, test_name
+from ..scoring.changes import label_of, named, test_name
 from ..scoring.metrics import CASE_METRICS, percent
 from ..verdict import narrowing
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
@@ -79,13 +79,13 @@ def rises(summary: Mapping[str, Any]) -> list[Rise]:
         for name in kinds(case)[1]:
             change = named(case, name)
             if change is not None:
-                found.append(Rise(case_id, str(change["label"]), change, name=name))
+                found.append(Rise(case_id, label_of(name), change, name=name))
     for text in (summary.get("baseline") or {}).get("holm_failures") or []:
         case_id, _, rest = str(text).partition(": ")
         name = rest.removesuffix(RISE)
         change = named(cases.get(case_id), name)
         if change is not None and not any(r.case == case_id and r.name == name for r in found):
-            found.append(Rise(case_id, str(change["label"]), change, holm_only=True, name=name))
+            found.append(Rise(case_id, label_of(name), change, holm_only=True, name=name))
     return sorted(found, key=lambda r: -(r.change.get("difference") or 0.0))
 
 

@@ -39,6 +39,11 @@ def named(case: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] | None
     return None
 
 
+def label_of(name: str) -> str:
+    """The label a test's name names: ``soft DirErr(less)`` -> ``less``."""
+    return name.rpartition("(")[2].removesuffix(")")
+
+
 def test_name(text: str) -> str | None:
     """``text`` when it names a test against the baseline (``soft DirErr(less)``), else None."""
     measure, sep, rest = text.partition("(")

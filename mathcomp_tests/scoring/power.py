@@ -108,7 +108,7 @@ def _check(pairs: int, base_hits: int, away: int, level: float, max_increase: fl
         raise ValueError(f"away must be between 0 and base_hits={base_hits}, got {away}")
     if not 0 < level <= 1:
         raise ValueError(f"level must be above 0 and at most 1, got {level}")
-    if not 0 <= max_increase < 1:
+    if not 0 <= max_increase <= 1:
         raise ValueError(f"max_increase must be between 0 and 1, got {max_increase}")
 
 

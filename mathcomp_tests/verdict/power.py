@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..scoring.changes import tests
+from ..scoring.changes import label_of, tests
 
 Case = Mapping[str, Any]
 
@@ -25,7 +25,7 @@ def seen(case: Case) -> dict[str, float | None]:
     for name, change in tests(case.get("baseline")):
         if name.startswith("toward-cue rate"):
             continue
-        label = str(change["label"])
+        label = label_of(name)
         mde = (change.get("power") or {}).get("mde")
         best = out.get(label)
         out[label] = mde if best is None else (best if mde is None else min(best, mde))
