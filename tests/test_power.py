@@ -182,3 +182,19 @@ def test_as_dict_is_plain_json_without_the_label() -> None:
 def test_impossible_counts_are_refused(args: tuple[float, ...], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         rise_power(*args)  # type: ignore[arg-type]
+
+
+def test_scenarios_for_is_the_first_size_at_which_the_rise_is_seen() -> None:
+    from mathcomp_tests.scoring.power import at_scale, largest_rise, scenarios_for
+
+    def seen(n: int) -> float:
+        pairs, hits, away = at_scale(2 / 3, 0.3, 0.1, n)
+        return detection_probability(pairs, hits, 0.1, 0.05, 0.05 / 42, away)
+
+    needed = scenarios_for(2 / 3, 0.3, 0.1, 0.05, 0.05 / 42, churn=0.1)
+    assert needed is not None and seen(needed) >= POWER > seen(needed - 1)
+    assert at_scale(2 / 3, 0.3, 0.1, 300) == (200, 60, 6)
+    assert scenarios_for(2 / 3, 0.3, 0.05, 0.05, 0.05) is None  # not above max_increase: never a breach
+    assert largest_rise(0.92) == pytest.approx(0.08)
+    assert scenarios_for(2 / 3, 0.92, 0.1, 0.05, 0.05) is None  # the free 8% cannot make +10 points
+    assert scenarios_for(2 / 3, 0.92, 0.07, 0.05, 0.05) is not None

@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Sequence
 from types import ModuleType
 
-from . import answers, audit, cache, generate, history, init, report
+from . import answers, audit, cache, generate, history, init, plan, report
 
 COMMANDS: dict[str, ModuleType] = {
     "init": init,
@@ -19,6 +19,7 @@ COMMANDS: dict[str, ModuleType] = {
     "report": report,
     "history": history,
     "cache": cache,
+    "plan": plan,
 }
 """Each module: HELP (its line in `mathcomp --help`), configure(parser), run(args, parser) -> exit status;
 its docstring is its --help text."""

@@ -168,3 +168,53 @@ def _mde(pairs: int, free: int, away: int, needed: int, power: float) -> float:
     while steps > 0 and _tail(free, needed, _q((steps - 1) * STEP, pairs, free, away)) >= power:
         steps -= 1
     return round(steps * STEP, 3)
+
+
+MOST_SCENARIOS = 1_000_000
+"""The most scenarios ``scenarios_for`` looks at."""
+
+
+def at_scale(share: float, rate: float, churn: float, scenarios: int) -> tuple[int, int, int]:
+    """(pairs, base_hits, away) of one label's test on ``scenarios`` scenarios, ``share`` of which pair
+    for it (their gold is another label), the base answering y on ``rate`` of those and ``churn`` of its
+    y answers leaving y."""
+    pairs = round(share * scenarios)
+    hits = round(rate * pairs)
+    return pairs, hits, round(churn * hits)
+
+
+def largest_rise(rate: float, churn: float = 0.0) -> float:
+    """The largest rise of DirErr(y) possible when the base answers y on ``rate`` of the pairs and ``churn``
+    of those answers leave y: every other item newly answered y."""
+    return (1 - rate) - churn * rate
+
+
+def scenarios_for(
+    share: float,
+    rate: float,
+    rise: float,
+    max_increase: float,
+    level: float,
+    churn: float = 0.0,
+    power: float = POWER,
+) -> int | None:
+    """The fewest scenarios (to within the jitter of whole items) at which a true ``rise`` is detected with
+    probability ``power`` (see ``at_scale``); None when no number up to MOST_SCENARIOS does, or when the
+    rise is more than the items the base leaves free allow (``largest_rise``)."""
+
+    def enough(scenarios: int) -> bool:
+        pairs, hits, away = at_scale(share, rate, churn, scenarios)
+        return detection_probability(pairs, hits, rise, max_increase, level, away) >= power
+
+    if rise <= max_increase or rise > largest_rise(rate, churn):
+        return None  # a breach needs more than max_increase; the free items cannot make more than largest_rise
+    high = 8
+    while not enough(high):
+        if high >= MOST_SCENARIOS:
+            return None
+        high = min(2 * high, MOST_SCENARIOS)
+    low = high // 2  # not enough at low (or low is below the first size tried)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    return high
