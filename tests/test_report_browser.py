@@ -262,3 +262,66 @@ def test_the_verdict_with_a_rise_opens_the_page_as_text(gate_run: tuple[SuiteRun
     ]
     assert f"Compared with {HOSTILE} (mcnemar test" in probe["text"], "the markup shown as text"
     assert len([t for t, _ in dom.tags if t == "script"]) == 2  # pytest-html's and the probe
+
+
+CHANGES_PROBE = """
+<script>
+window.addEventListener('load', () => {
+  const rows = () => [...document.querySelectorAll('.mathcomp-changes tr[data-scenario]')];
+  const shown = () => rows().filter(r => r.getBoundingClientRect().height > 0).length;
+  const box = document.querySelector('.mathcomp-changed-only');
+  const filtered = shown();
+  box.click();
+  document.documentElement.setAttribute('data-probe', JSON.stringify({
+    title: document.title,
+    heading: document.querySelector('.mathcomp-changes h2').textContent,
+    rows: rows().length,
+    changed: document.querySelectorAll('.mathcomp-changes tr.mathcomp-changed').length,
+    filtered: filtered,
+    unfiltered: shown(),
+    text: document.querySelector('.mathcomp-changes').innerText,
+  }));
+});
+</script>
+"""
+"""Counts the item rows drawn with the "changed items only" box ticked (as the page opens), then unticked."""
+
+
+def test_what_changed_item_by_item_renders_filters_and_runs_no_answer(tmp_path: Path) -> None:
+    """A base that answers `equal` (a baseline file whose model line is markup), then a candidate that
+    answers `equal` but markup every third time: those items changed, the others did not."""
+    chromium()
+    baseline = tmp_path / "baseline.txt"
+    args = ("--model=openai/markup-server", "--limit=12", "--framings=neutral", "--positions=end")
+    with FaultServer(answer="equal").running() as server:
+        base = run_suite(
+            tmp_path, *args, f"--api-base={server.url}", f"--update-baseline={baseline}", cache=False
+        )
+        assert baseline.exists(), base.output
+        text = baseline.read_text(encoding="utf-8")
+        baseline.write_text(
+            text.replace("model: openai/markup-server", f"model: {HOSTILE}"), encoding="utf-8"
+        )
+        server.schedule = hostile_every_third
+        run = run_suite(tmp_path, *args, f"--api-base={server.url}", f"--baseline={baseline}", cache=False)
+    changed = [r["scenario"] for r in run.records if r["raw"] == HOSTILE]
+    assert 0 < len(changed) < 12, run.output
+    page = tmp_path / "changes.html"
+    source = (run.run_dir / "report.html").read_text(encoding="utf-8")
+    page.write_text(source.replace("</body>", CHANGES_PROBE + "</body>"), encoding="utf-8")
+    dom = _Dom()
+    dom.feed(dump_dom(page, tmp_path / "profile"))
+    probe = json.loads(next(a.get("data-probe") for t, a in dom.tags if t == "html") or "{}")
+    assert probe["title"] == TITLE, "no model answer and no baseline model line ran"
+    assert len([t for t, _ in dom.tags if t == "script"]) == 2  # pytest-html's and the probe
+    assert not [a for t, a in dom.tags if t == "img" and a.get("src") == "x"]
+    assert probe["heading"] == "What changed, item by item"
+    assert (probe["rows"], probe["changed"]) == (12, len(changed))
+    assert (probe["filtered"], probe["unfiltered"]) == (len(changed), 12), "the box hides unchanged rows"
+    assert f"Against the baseline {baseline} ({HOSTILE})" in probe["text"], "markup shown as text"
+    assert HOSTILE in probe["text"] and "keeps answers as letters" in probe["text"]
+    shot = screenshot(page, tmp_path / "changes.png", tmp_path / "profile", size="1300,6000")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    keep = os.environ.get("MATHCOMP_KEEP_CHANGES_SHOT")
+    if keep:  # where to leave the screenshot for a person to look at
+        shutil.copy(shot, keep)
