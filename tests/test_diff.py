@@ -7,13 +7,15 @@ from __future__ import annotations
 import html
 import json
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import SuiteRun, run_suite
+from helpers.suite_runner import REPO, SuiteRun, run_suite
 from helpers.usage import call
 
 from mathcomp_tests.records import results
@@ -300,3 +302,19 @@ def test_a_base_model_asked_in_the_run_keeps_no_items_and_says_so(runs: Runs) ->
         "is kept item by item, so there is no list of the items that changed." in page
     )
     assert 'class="mathcomp-changed-only"' not in page
+
+
+def test_a_reader_that_stops_early_ends_the_printing_without_a_traceback(runs: Runs) -> None:
+    """`mathcomp diff A B | head`: the pipe closes before the list is printed."""
+    command = [sys.executable, "-m", "mathcomp_tests", "diff", "--all"]
+    with subprocess.Popen(
+        [*command, str(runs.reference.run_dir), str(runs.demo.run_dir)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=120) == 0 and err == "", err

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -287,25 +288,28 @@ window.addEventListener('load', () => {
 """Counts the item rows drawn with the "changed items only" box ticked (as the page opens), then unticked."""
 
 
-def test_what_changed_item_by_item_renders_filters_and_runs_no_answer(tmp_path: Path) -> None:
-    """A base that answers `equal` (a baseline file whose model line is markup), then a candidate that
-    answers `equal` but markup every third time: those items changed, the others did not."""
-    chromium()
-    baseline = tmp_path / "baseline.txt"
-    args = ("--model=openai/markup-server", "--limit=12", "--framings=neutral", "--positions=end")
-    with FaultServer(answer="equal").running() as server:
-        base = run_suite(
-            tmp_path, *args, f"--api-base={server.url}", f"--update-baseline={baseline}", cache=False
+def test_what_changed_item_by_item_renders_filters_and_runs_no_answer(
+    hostile_run: SuiteRun, tmp_path: Path
+) -> None:
+    """The markup run again against a baseline file written from its first run, every fourth answer of its
+    neutral cases altered and its model line markup: those items changed, the rest did not."""
+    from mathcomp_tests.scoring import baseline as baseline_file
+
+    found = baseline_file.from_run_dir(hostile_run.run_dir)
+    swap = {"less": "more", "more": "equal", "equal": "less", "invalid": "less"}
+    for case, outcomes in found.cases.items():
+        if case.startswith("neutral-"):
+            for s in found.scenarios[::4]:
+                outcomes[s] = swap[outcomes[s]]
+    baseline = baseline_file.write(replace(found, model=HOSTILE), tmp_path / "baseline.txt")
+    args = ("--model=openai/markup-server", "--limit=12", "--framings=neutral,direct-more,indirect-less")
+    with FaultServer(schedule=hostile_every_third).running() as server:
+        run = run_suite(
+            tmp_path, *args, "--formats=one-word", f"--api-base={server.url}", f"--baseline={baseline}"
         )
-        assert baseline.exists(), base.output
-        text = baseline.read_text(encoding="utf-8")
-        baseline.write_text(
-            text.replace("model: openai/markup-server", f"model: {HOSTILE}"), encoding="utf-8"
-        )
-        server.schedule = hostile_every_third
-        run = run_suite(tmp_path, *args, f"--api-base={server.url}", f"--baseline={baseline}", cache=False)
-    changed = [r["scenario"] for r in run.records if r["raw"] == HOSTILE]
-    assert 0 < len(changed) < 12, run.output
+    base = baseline_file.load(baseline).cases
+    changed = [r for r in run.records if baseline_file.outcome(r) != base[r["case"]][r["scenario"]]]
+    assert 0 < len(changed) < len(run.records) == 72, run.output
     page = tmp_path / "changes.html"
     source = (run.run_dir / "report.html").read_text(encoding="utf-8")
     page.write_text(source.replace("</body>", CHANGES_PROBE + "</body>"), encoding="utf-8")
@@ -316,11 +320,13 @@ def test_what_changed_item_by_item_renders_filters_and_runs_no_answer(tmp_path: 
     assert len([t for t, _ in dom.tags if t == "script"]) == 2  # pytest-html's and the probe
     assert not [a for t, a in dom.tags if t == "img" and a.get("src") == "x"]
     assert probe["heading"] == "What changed, item by item"
-    assert (probe["rows"], probe["changed"]) == (12, len(changed))
-    assert (probe["filtered"], probe["unfiltered"]) == (len(changed), 12), "the box hides unchanged rows"
+    assert (probe["rows"], probe["changed"]) == (72, len(changed))
+    assert (probe["filtered"], probe["unfiltered"]) == (len(changed), 72), "the box hides unchanged rows"
     assert f"Against the baseline {baseline} ({HOSTILE})" in probe["text"], "markup shown as text"
     assert HOSTILE in probe["text"] and "keeps answers as letters" in probe["text"]
-    shot = screenshot(page, tmp_path / "changes.png", tmp_path / "profile", size="1300,6000")
+    shot = screenshot(
+        run.run_dir / "report.html", tmp_path / "changes.png", tmp_path / "profile", size="1300,4000"
+    )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     keep = os.environ.get("MATHCOMP_KEEP_CHANGES_SHOT")
     if keep:  # where to leave the screenshot for a person to look at

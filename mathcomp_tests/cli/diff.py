@@ -16,6 +16,8 @@ differs.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,6 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..records import answer_sets
+    from ..report.item_changes import changes_html, counted
     from ..scoring import item_changes
 
     check_output(parser, args.html)
@@ -79,18 +82,27 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     lines = _heading(base, candidate, golds)
     changed = sum(len(c.changed) for c in changes)
     lines.append(
-        f"{len(changes)} cases, {sum(len(c.items) for c in changes)} items compared, {changed} changed."
+        f"{counted(len(changes), 'case')}, {counted(sum(len(c.items) for c in changes), 'item')} compared, "
+        f"{changed} changed."
     )
-    print("\n".join([*lines, *(line for case in changes for line in _case_lines(case, args.every))]))
+    show("\n".join([*lines, *(line for case in changes for line in _case_lines(case, args.every))]))
     if args.html is None:
         return 0
-    from ..report.item_changes import changes_html
     from ..report.standalone import page
 
     body = changes_html(
         changes, "A (earlier)", "B (newer)", lines, "mathcomp-diff", changed_only=not args.every
     )
     return write(args.html, page(f"MathComp diff: {args.run_a} -> {args.run_b}", body))
+
+
+def show(text: str) -> None:
+    """Print ``text``; a reader that stops early (``| head``) ends the printing, not the command: the rest
+    of stdout goes nowhere, without a traceback."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _heading(

@@ -96,7 +96,6 @@ def from_records(
             )
             golds.setdefault(case, {})[scenario] = str(r["gold"])
     dataset = summary.get("dataset") or {}
-    draw = summary.get("generated")
     selection = Selection(
         name or str(source),
         str(dataset.get("name", "?")),
@@ -104,12 +103,24 @@ def from_records(
         str(summary.get("prompt_set")),
         tuple(str(s) for s in summary.get("scenario_ids") or ()),
         {case: tuple(found) for case, found in answers.items()},
-        Draw(int(draw["seed"]), str(draw["sha256"]), tuple(map(str, draw["scenario_ids"])))
-        if isinstance(draw, Mapping) and any(c.startswith(GENERATED_PREFIX) for c in answers)
+        _draw(source, summary.get("generated"))
+        if any(c.startswith(GENERATED_PREFIX) for c in answers)
         else None,
     )
     model = str(summary.get("model") or "?")
     return AnswerSet(source, RUN_FOLDER, model, selection, answers, golds)
+
+
+def _draw(source: Path, block: Any) -> Draw | None:
+    """summary.json's ``generated`` block: test_generated's draw."""
+    if block is None:
+        return None
+    try:
+        return Draw(int(block["seed"]), str(block["sha256"]), tuple(map(str, block["scenario_ids"])))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DamagedError(
+            f"{source / results.SUMMARY}: generated: {exc!r}; expected seed, sha256 and scenario_ids"
+        ) from exc
 
 
 def from_baseline(found: baseline_file.Baseline, name: str | None = None) -> AnswerSet:

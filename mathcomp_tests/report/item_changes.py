@@ -14,7 +14,7 @@ from typing import Any
 from ..records import answer_sets
 from ..scoring import item_changes
 from ..scoring.baseline_format import GENERATED_PREFIX
-from ..scoring.item_changes import Answer, CaseChanges, ItemChange
+from ..scoring.item_changes import Answer, CaseChanges, ItemChange, LabelFlips
 from ..types import LABELS
 
 TITLE = "What changed, item by item"
@@ -68,7 +68,7 @@ def section_html(
     run = answer_sets.from_records(Path("."), summary or {}, records, name="this run")
     changes = item_changes.compare(run.golds, _fixed(base.answers), run.answers)
     missing = [c for c in run.answers if c not in base.answers]
-    lines = [f"Against the baseline {source} ({base.model}): {len(changes)} cases, item by item."]
+    lines = [f"Against the baseline {source} ({base.model}): {counted(len(changes), 'case')}, item by item."]
     if missing:
         lines.append(f"No baseline answers for {', '.join(missing)}.")
     if not base.has_text:
@@ -79,6 +79,11 @@ def section_html(
 def _fixed(answers: Mapping[str, Any]) -> dict[str, Any]:
     """test_framing's cases only: the run's records passed here are its results.jsonl, not generated/'s."""
     return {c: a for c, a in answers.items() if not c.startswith(GENERATED_PREFIX)}
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _note(text: str) -> str:
@@ -116,11 +121,9 @@ def _case_html(case: CaseChanges, base: str, candidate: str) -> str:
     head = f"{case.case}{cue}: regression {case.regression:+d}, {len(case.changed)} of {len(case.items)} items changed"
     kinds = "".join(f"<th>{escape(k)}</th>" for k in item_changes.KINDS)
     numbers = "".join(f"<td>{counts[k]}</td>" for k in item_changes.KINDS)
-    labels = "".join(
-        f"<tr><th>DirErr({escape(f.label)})</th><td>{f.rose}</td><td>{f.fell}</td>"
-        f"<td>{'' if f.shift is None else f'{100 * f.shift:+.1f} points over {f.scored} items'}</td></tr>"
-        for f in case.labels
-    )
+    scored = any(f.shift is not None for f in case.labels)  # under label scoring, in both runs
+    labels = "".join(_label_row(f, scored) for f in case.labels)
+    shift = "<th>mean change of its probability (gold not this label)</th>" if scored else ""
     rows = "".join(_item_html(i, base, candidate) for i in case.items)
     nothing = "" if case.changed else " mathcomp-nothing"
     return (
@@ -128,10 +131,19 @@ def _case_html(case: CaseChanges, base: str, candidate: str) -> str:
         f"<h3>{escape(head)}</h3>"
         f"<table><tr>{kinds}</tr><tr>{numbers}</tr></table>"
         "<table><tr><th>label</th><th>rose (newly answered)</th><th>fell (no longer)</th>"
-        f"<th>mean change of its probability (gold not this label)</th></tr>{labels}</table>"
+        f"{shift}</tr>{labels}</table>"
         '<table class="mathcomp-items"><tr><th>scenario</th><th>gold</th><th>change</th><th>prompt</th>'
         f"<th>{escape(base)}</th><th>{escape(candidate)}</th></tr>{rows}</table></div>"
     )
+
+
+def _label_row(flips: LabelFlips, scored: bool) -> str:
+    """One label's row: items newly answered it, no longer, and (``scored``) the mean move of its probability."""
+    cells = f"<th>DirErr({escape(flips.label)})</th><td>{flips.rose}</td><td>{flips.fell}</td>"
+    if scored:
+        moved = "" if flips.shift is None else f"{100 * flips.shift:+.1f} points over {flips.scored} items"
+        cells += f"<td>{moved}</td>"
+    return f"<tr>{cells}</tr>"
 
 
 def _item_html(item: ItemChange, base: str, candidate: str) -> str:
@@ -168,7 +180,9 @@ def _prompt_html(prompt: str | None, whole: bool) -> str:
 
 def _answer_html(answer: Answer) -> str:
     parts = [f"<strong>{escape(answer.outcome)}</strong>"]
-    if answer.raw is not None and answer.raw.strip().lower() != answer.outcome:  # a one-word answer is its label
+    if (
+        answer.raw is not None and answer.raw.strip().lower() != answer.outcome
+    ):  # a one-word answer is its label
         short = shorten(answer.raw, SHORT_ANSWER)
         if short == answer.raw:
             parts.append(f"<pre>{escape(answer.raw)}</pre>")
