@@ -112,10 +112,10 @@ def test_a_baseline_file_with_altered_letters_shows_exactly_those_items(
     path = baseline.write(baseline.from_run_dir(runs.demo.run_dir), tmp_path / "baseline.txt")
     text = path.read_text()
     line = next(x for x in text.splitlines() if x.startswith(f"case {NEUTRAL}: "))
-    letters = line.rsplit(" ", 1)[1]
+    letters, sep, probs = line.partition(": ")[2].partition(" | ")  # format 4: the probabilities follow
     swap = {"l": "m", "m": "e", "e": "l"}
     altered = swap[letters[0]] + swap[letters[1]] + letters[2:]
-    path.write_text(text.replace(line, f"case {NEUTRAL}: {altered}"))
+    path.write_text(text.replace(line, f"case {NEUTRAL}: {altered}{sep}{probs}"))
 
     code, out, err = call(capsys, "diff", str(path), str(runs.demo.run_dir))
     assert code == 0, err
@@ -125,8 +125,8 @@ def test_a_baseline_file_with_altered_letters_shows_exactly_those_items(
     listed = [line.split(",")[0] for line in out.splitlines() if line.startswith("  scenario ")]
     assert listed == [f"  scenario {ids[0]}", f"  scenario {ids[1]}"]
     letter = {"l": "less", "m": "more", "e": "equal"}
-    assert f"    A: {letter[altered[0]]}\n    B: {letter[letters[0]]}  " in out, (
-        "the letter alone on A's side"
+    assert f"    A: {letter[altered[0]]}  (less " in out and f"    B: {letter[letters[0]]}  " in out, (
+        "each side's answer, then its label probabilities (format 4 keeps them)"
     )
 
 

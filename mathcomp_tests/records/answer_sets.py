@@ -178,31 +178,23 @@ def _summary(run_dir: Path) -> dict[str, Any]:
 
 
 def read_strict(path: Path) -> list[dict[str, Any]]:
-    """Every record of a results.jsonl; DamagedError naming the first line that is not a whole record."""
+    """Every record of a results.jsonl; DamagedError naming the first line that is not a whole record (a
+    diff of a run cut short would compare less than its cases, so a cut last line is damage here too)."""
+    if not path.is_file():
+        raise SourceError(f"{path.parent}: not a finished run folder (no {path.name})")
+    expected = "expected one result record per line"
     try:
-        lines = path.read_bytes().split(b"\n")
-    except FileNotFoundError as exc:
-        raise SourceError(f"{path.parent}: not a finished run folder (no {path.name})") from exc
+        found, cut = results.read_records_kept(path.parent, path.name)
+    except results.RecordsError as exc:
+        raise DamagedError(f"{exc}; {expected}") from exc
     except OSError as exc:
         raise DamagedError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
-    found = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            cut = number == len(lines)
-            why = (
-                "is cut short (the run was stopped while writing it)"
-                if cut
-                else f"is not a JSON record ({exc})"
-            )
-            raise DamagedError(f"{path}: line {number} {why}; expected one result record per line") from exc
-        missing = [k for k in NEEDED if k not in record] if isinstance(record, dict) else ["a JSON object"]
+    if cut is not None:
+        raise DamagedError(f"{cut.partition(';')[0]}; {expected}")
+    for number, record in enumerate(found, 1):
+        missing = [k for k in NEEDED if k not in record]
         if missing:
-            raise DamagedError(f"{path}: line {number} is not a result record (no {', '.join(missing)})")
-        found.append(record)
+            raise DamagedError(f"{path}: record {number} is not a result record (no {', '.join(missing)})")
     return found
 
 
