@@ -2,7 +2,9 @@
 ``pytest_mathcomp_check`` hook (``mathcomp init`` writes this same file into a new repository).
 
 A cue word may move a model, but not far: under a direct cue, DirErr of the cued label may exceed the
-neutral case's (same position, identity, format, scenarios) by at most MAX_RISE_OVER_NEUTRAL.
+neutral case's (same position, identity, format, scenarios) by at most MAX_RISE_OVER_NEUTRAL. Each failure
+is a ``Check`` carrying the gap it measured, so that against a baseline the gate sets it beside the base's
+gap: a case whose gap grew by more than max_increase fails as new, even when the base fails the check too.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from mathcomp_tests import Check
 
 MAX_RISE_OVER_NEUTRAL = 0.10
 """How far DirErr(y) under direct-y may rise over the neutral case's DirErr(y)."""
@@ -20,7 +24,7 @@ ceilings say how far. A model you ship should not be listed."""
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_mathcomp_check(case: Any, scores: Any, neutral: Any) -> list[str]:
+def pytest_mathcomp_check(case: Any, scores: Any, neutral: Any) -> list[Check]:
     framing = case.condition.framing
     exempt = any(name in source for source in case.ceilings.sources for name in EXEMPT_CEILINGS)
     if not framing.startswith("direct-") or exempt:
@@ -29,7 +33,8 @@ def pytest_mathcomp_check(case: Any, scores: Any, neutral: Any) -> list[str]:
     cued, plain = scores.dir_err[label], neutral().dir_err[label]
     if cued is None or plain is None or cued - plain <= MAX_RISE_OVER_NEUTRAL:
         return []
-    return [
+    message = (
         f"DirErr({label}) under {framing} is {cued:.3f}, {cued - plain:+.3f} over the neutral case's "
         f"{plain:.3f}; at most {MAX_RISE_OVER_NEUTRAL:+.2f} allowed (conftest.py)"
-    ]
+    )
+    return [Check(message, value=cued - plain, name=f"DirErr({label}) over neutral")]

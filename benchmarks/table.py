@@ -279,6 +279,25 @@ def batch_api(r: Result) -> list[Row]:
     ]
 
 
+def interval_coverage(r: Result) -> list[Row]:
+    sizes = [str(n) for n in r["sizes"]]
+    printed = [name for name in r["results"] if not name.endswith("_raw")]
+    cells = [
+        f"{name} " + " / ".join(f"{100 * r['results'][name][n]['mean']:.1f}" for n in sizes)
+        + ("" if all(r["results"][name][n]["holds"] for n in sizes) else " (below the criterion somewhere)")
+        for name in printed
+    ]
+    return [
+        (
+            f"coverage of the 95% intervals the suite prints, mean over a grid of true rates, "
+            f"at n = {', '.join(sizes)} "
+            f"({r['sims']} simulated data sets a point)",
+            "`python -m benchmarks.interval_coverage`",
+            "; ".join(cells) + " %",
+        )
+    ]
+
+
 ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "harness_overhead": harness_overhead,
     "hf_throughput": hf_throughput,
@@ -289,6 +308,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "vllm_throughput": vllm_throughput,
     "reader_speed": reader_speed,
     "batch_api": batch_api,
+    "interval_coverage": interval_coverage,
 }
 
 

@@ -140,6 +140,8 @@ class Settings:
     paired_test: str = "mcnemar"
     holm: bool = False
     """Holm-correct the baseline tests across the run's cases and labels."""
+    require_power: bool = False
+    """Fail a run whose compared cases could not see a rise of detect_rise (verdict/power.py)."""
     fail_on: str = "any"
     """Which failed cases fail the run: ``any``, or ``new`` ones only (known ones, failing on the base too,
     are reported as xfailed); ``new`` needs a baseline."""

@@ -50,8 +50,8 @@ def test_a_baseline_file_reads_back_what_was_written(tmp_path: Path) -> None:
             r"baseline.txt: not a baseline file: missing prompt-set",
         ),
         (
-            lambda t: t.replace("format: 3", "format: 9"),
-            r"baseline format '9'; this version reads format 1, 2 or 3",
+            lambda t: t.replace("format: 4", "format: 9"),
+            r"baseline format '9'; this version reads format 1, 2, 3 or 4",
         ),
         (lambda t: t + "colour: blue\n", r"baseline.txt:\d+: unknown key 'colour'"),
         (lambda t: t + "no colon here\n", r"baseline.txt:\d+: expected `key: value`"),
@@ -102,11 +102,11 @@ def test_a_paired_rise_above_max_increase_fails_with_both_values_and_the_items()
     result = paired.compare(golds, cand, base, LIMITS)
     change = result.changes["more"]
     assert (change.pairs, change.rose, change.fell) == (99, 15, 0)
-    assert change.difference == pytest.approx(15 / 99) and change.p_value == pytest.approx(2 / 2**15)
+    assert change.difference == pytest.approx(15 / 99) and change.p_value == pytest.approx(1 / 2**15)
     assert change.breach and result.breaches == ["DirErr(more) rise"]
     assert not result.changes["equal"].breach and result.changes["equal"].p_value == 1.0
     text = "\n".join(paired.explanation(result, "neutral-begin-std-one-word"))
-    assert "baseline 0.000 -> 0.152: difference +0.152 [95% CI" in text and "p = 6.104e-05" in text
+    assert "baseline 0.000 -> 0.152: difference +0.152 [95% CI" in text and "p = 3.052e-05" in text
     assert text.count("scenario ") == 3 and "baseline less -> now more" in text
 
 
@@ -173,7 +173,7 @@ def _with_generated(tmp_path: Path) -> baseline.Baseline:
 def test_generated_cases_are_written_under_their_own_scenarios_and_read_back(tmp_path: Path) -> None:
     written = baseline.write(_with_generated(tmp_path), tmp_path / "baseline.txt")
     text = written.read_text()
-    assert "format: 3" in text
+    assert "format: 4" in text
     assert "generated-seed: 7\n" in text and "generated-scenarios: gen-7-1 gen-7-2\n" in text
     assert "case generated:neutral-begin-std-one-word: me\n" in text
     assert baseline.load(written) == _with_generated(tmp_path)
@@ -181,7 +181,7 @@ def test_generated_cases_are_written_under_their_own_scenarios_and_read_back(tmp
 
 def test_a_format_1_file_is_still_read(tmp_path: Path) -> None:
     path = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
-    path.write_text(re.sub(r"cases: \d+\n", "", path.read_text().replace("format: 3", "format: 1")))
+    path.write_text(re.sub(r"cases: \d+\n", "", path.read_text().replace("format: 4", "format: 1")))
     assert baseline.load(path) == _baseline(tmp_path)
 
 

@@ -8,6 +8,7 @@ fail them too (all known); the same baseline with one case's answers made right 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +100,10 @@ def test_failing_as_its_base_does_is_known_and_passes_under_fail_on_new(
     assert "PASSED: no new failure; 4 of 4 cases fail as the base does (known)" in page
     assert f"known (base {base})" in page
     text = step_summary.read_text()
-    assert text.startswith("## MathComp: PASSED: no new failure; 4 of 4 cases fail as the base does (known)\n")
+    assert text.startswith(  # 30 scenarios: no case sees a rise of 15 points, and the verdict says so
+        "## MathComp: PASSED: no new failure; 4 of 4 cases fail as the base does (known); "
+        "4 could not see a rise under 15 points\n"
+    )
     assert f"| known | neutral-begin-std-one-word | {metric} | {now} (base {base}) | ceiling 50.0% |" in text
     assert "| new |" not in text
 
@@ -121,7 +125,11 @@ def test_a_case_its_base_passed_is_new_and_fails_under_fail_on_new(
     page = (run.run_dir / "report.html").read_text()
     assert "FAILED: 4 of 4 cases (1 new, 3 known)" in page
     text = step_summary.read_text()
-    assert text.startswith("earlier step\n## MathComp: FAILED: 4 of 4 cases (1 new, 3 known)\n")  # appended
+    assert re.match(  # appended
+        r"earlier step\n## MathComp: FAILED: 4 of 4 cases \(1 new, 3 known\); "
+        r"\d could not see a rise under 15 points\n",
+        text,
+    )
     rows = [line for line in text.splitlines() if line.startswith("| new |") or line.startswith("| known |")]
     assert [r.split(" | ")[0] for r in rows] == sorted((r.split(" | ")[0] for r in rows), key=lambda s: s != "| new")
     rise = next(r for r in rows if "DirErr(less) rise" in r)
@@ -130,7 +138,9 @@ def test_a_case_its_base_passed_is_new_and_fails_under_fail_on_new(
     now = new["scores"]["dir_err"]["less"]
     shown = f"| new | {RIGHTED} | DirErr(less) rise | 0.0% → {percent(now)} | {100 * now:+.1f} points (max 5.0) | {p} |"
     assert rise.startswith(shown), rise
-    assert f"Baseline hf:fixtures/models/mathcomp-tiny ({gate.righted}): 4 cases compared, 1 rise" in text
+    # the righted case rose twice: DirErr(less), and its toward-cue rate against the neutral case
+    assert f"Baseline hf:fixtures/models/mathcomp-tiny ({gate.righted}): 4 cases compared, 2 rises" in text
+    assert new["breaches"][1:3] == ["DirErr(less) rise", "toward-cue rate(less) rise"], new["breaches"]
     assert f"Report: `{run.run_dir / 'report.html'}`" in text
     # Without --fail-on=new, every failure fails the run and nothing is xfailed.
     plain = _run(gate, tmp_path, gate.righted)

@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "mathcomp_tests"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("types", "paths", "suite_selection", "rootdir", "tomltext", "printable", "finite", "userfile"),
+    ("types", "paths", "suite_selection", "rootdir", "tomltext", "printable", "finite", "userfile", "owncheck"),
     ("settings",),
     ("data", "reading"),
     ("formats",),

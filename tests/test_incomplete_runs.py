@@ -300,7 +300,7 @@ def test_a_baseline_cut_short_is_named_damaged_with_its_path(tmp_path: Path, cut
 
 def test_a_format_2_file_without_a_count_is_still_read(tmp_path: Path) -> None:
     path = _written(tmp_path)
-    path.write_text(path.read_text().replace("format: 3", "format: 2").replace("cases: 2\n", ""))
+    path.write_text(path.read_text().replace("format: 4", "format: 2").replace("cases: 2\n", ""))
     assert len(baseline.load(path).cases) == 2
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mathcomp_tests.backends.models import resolve
@@ -70,7 +71,15 @@ def test_paired_bootstrap_agrees_with_the_closed_form_on_a_clear_rise() -> None:
     assert d == pytest.approx(0.075)
     assert low == pytest.approx(score_low, abs=0.015) and high == pytest.approx(score_high, abs=0.015)
     assert 0 < low < d < high
-    assert intervals.paired_bootstrap([(1, 1), (0, 0)]) == (0.0, 0.0, 0.0)
+    assert (d, low, high) == intervals.bootstrap_percentile(pairs)  # 25 discordant pairs: the percentile interval
+
+
+def test_the_paired_bootstrap_never_claims_certainty_from_no_discordant_pair() -> None:
+    # every resample of two unchanged pairs has mean 0: the percentile interval was the point [0, 0]
+    assert intervals.bootstrap_percentile([(1, 1), (0, 0)]) == (0.0, 0.0, 0.0)
+    d, low, high = intervals.paired_bootstrap([(1, 1), (0, 0)])
+    assert (d, low, high) == intervals.paired_difference(1, 0, 0, 2)
+    assert low < 0 < high
 
 
 def test_cluster_bootstrap_is_wider_than_wilson_when_cases_share_scenarios() -> None:
@@ -81,6 +90,61 @@ def test_cluster_bootstrap_is_wider_than_wilson_when_cases_share_scenarios() -> 
     assert low < 0.2 < high
     assert (high - low) > 1.6 * (wilson_high - wilson_low)
     assert intervals.cluster_bootstrap({}) is None
+
+
+def _coverage(found: list[tuple[float, float]], truth: float) -> float:
+    return sum(low <= truth <= high for low, high in found) / len(found)
+
+
+def test_the_paired_bootstrap_interval_covers_when_few_pairs_changed() -> None:
+    """30 pairs; the candidate copies the base 90% of the time, else answers y with probability 0.35, where
+    the base does 5%: the true rise is 0.0298, from about one discordant pair in a data set."""
+    rng = np.random.default_rng(5)
+    cells = [0.05 * (0.9 + 0.1 * 0.35), 0.95 * 0.1 * 0.35, 0.05 * 0.1 * 0.65]
+    truth = cells[1] - cells[2]
+    draws = rng.choice(4, size=(300, 30), p=[*cells, 1 - sum(cells)])
+    pairs = [[((1, 1), (0, 1), (1, 0), (0, 0))[x] for x in row] for row in draws]
+    printed = [intervals.paired_bootstrap(p)[1:] for p in pairs]
+    assert _coverage(printed, truth) >= 0.9
+    assert _coverage([intervals.bootstrap_percentile(p)[1:] for p in pairs], truth) < 0.7  # what it replaced
+
+
+def test_a_pooled_share_over_few_scenarios_is_covered() -> None:
+    """20 scenarios in 4 cases each; a scenario's rate is Beta(0.05, 0.95) (mean 0.05, cases agree on it
+    far more than chance)."""
+    rng = np.random.default_rng(6)
+    rates = rng.beta(0.05, 0.95, size=(300, 20))
+    hits = rng.binomial(4, rates)
+    clusters = [{str(i): [(int(h), 4)] for i, h in enumerate(row)} for row in hits]
+    printed = [intervals.cluster_bootstrap(c) for c in clusters]
+    assert _coverage([f for f in printed if f is not None], 0.05) >= 0.9
+    assert _coverage([f for f in map(intervals.cluster_percentile, clusters) if f is not None], 0.05) < 0.85
+
+
+def test_the_design_effect_counts_scenarios_not_items_when_cases_agree() -> None:
+    agreeing = [(4, 4)] * 10 + [(0, 4)] * 90  # 100 scenarios, 4 cases each, always the same answer
+    low, high = intervals.design_effect_wilson(agreeing)
+    t_low, t_high = intervals.wilson(10, 100, z=intervals.t_quantile(0.975, 99))  # type: ignore[misc]
+    assert (low, high) == pytest.approx((t_low, t_high))
+    independent = [(1, 4)] * 50 + [(0, 4)] * 50  # spread no wider than a binomial's: all 400 items count
+    low, high = intervals.design_effect_wilson(independent)
+    w_low, w_high = intervals.wilson(50, 400)  # type: ignore[misc]
+    assert high - low == pytest.approx(w_high - w_low, rel=0.02)
+    assert intervals.design_effect_wilson([(0, 4)] * 10)[0] == 0.0
+
+
+def test_a_mean_difference_of_skewed_probabilities_is_covered_at_10_pairs() -> None:
+    """The base's probability of y is Beta(1.8, 0.2) (mostly near 1); the candidate keeps it half the time,
+    else draws its own from Beta(1.96, 0.04): the true mean difference is 0.04, made of a few large steps."""
+    rng = np.random.default_rng(8)
+    base = rng.beta(1.8, 0.2, size=(400, 10))
+    own = rng.beta(1.96, 0.04, size=(400, 10))
+    diffs = np.where(rng.random((400, 10)) < 0.5, base, own) - base
+    printed = [intervals.mean_difference(row.tolist())[1:3] for row in diffs]
+    assert _coverage(printed, 0.04) >= 0.9
+    assert _coverage([intervals.t_difference(row.tolist())[1:3] for row in diffs], 0.04) < 0.85
+    many = rng.random(60).tolist()
+    assert intervals.mean_difference(many) == intervals.t_difference(many)  # from 50 pairs: the t interval
 
 
 def test_holm_steps_down_and_stops_at_the_first_non_rejection() -> None:
@@ -174,3 +238,10 @@ def test_the_failure_message_shows_the_interval_and_the_gated_end(tmp_path: Path
     text = explanation(result)
     assert "gate: the lower end of the 95% interval is held to the ceiling" in text
     assert "DirErr(more ) = 0.400, lower end 0.309 > 0.200   95% CI [0.309, 0.498]   (40/100 items" in text
+
+
+def test_student_t_matches_the_tables() -> None:
+    assert intervals.t_quantile(0.975, 19) == pytest.approx(2.093024, abs=1e-6)
+    assert intervals.t_quantile(0.975, 9) == pytest.approx(2.262157, abs=1e-6)
+    assert intervals.t_upper_tail(2.093024, 19) == pytest.approx(0.025, abs=1e-7)
+    assert intervals.t_upper_tail(0.0, 5) == 0.5

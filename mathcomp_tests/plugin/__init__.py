@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .. import formats
+from .. import formats, owncheck
 from ..backends.base import BackendError, ServerGoneError
 from ..backends.cache_admin import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
@@ -30,6 +30,7 @@ from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError, Settings
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, Condition
+from ..verdict import power as verdict_power
 from ..verdict.result import CaseResult
 from . import batch_phase, matrix, options, origins, progress, report_copy, serving, standing, terminal
 from .completeness import Tracker, write_incomplete
@@ -228,7 +229,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     comparator = state.run.comparator
     if comparator is not None:
         compared = [i for i in items if getattr(i, "originalname", "") in matrix.GATED_TESTS]
-        comparator.count_cases(len(compared))
+        comparator.count_tests(
+            [getattr(getattr(i, "callspec", None), "params", {}).get("condition") for i in compared]
+        )
         generated = any(getattr(i, "originalname", "") == "test_generated" for i in items)
         if generated and not hasattr(config, "workerinput"):  # a worker's cases raise it instead
             try:
@@ -262,7 +265,9 @@ def framing_result(
     with progress.case_bar(request.config, condition.id, total) as on_response:
         result = mathcomp_run.run_case(condition, on_response)
     result = _own_checks(request.config, mathcomp_run, result)
-    record_property(PROPERTY, records.case_summary(result))
+    summary = records.case_summary(result)
+    record_property(PROPERTY, summary)
+    _power_property(summary, record_property)
     _warn_no_baseline(result, condition.id)
     return result
 
@@ -275,9 +280,21 @@ def generated_result(
     request.config.stash[_STATE].ask_next()
     result = _own_checks(request.config, mathcomp_run, mathcomp_run.run_generated_case(condition), generated=True)
     case_id = GENERATED_PREFIX + condition.id
-    record_property(GENERATED_PROPERTY, {**records.case_summary(result), "case": case_id})
+    summary = {**records.case_summary(result), "case": case_id}
+    record_property(GENERATED_PROPERTY, summary)
+    _power_property(summary, record_property)
     _warn_no_baseline(result, case_id)
     return result
+
+
+def _power_property(summary: dict[str, Any], record_property: Any) -> None:
+    """An underpowered case says so in JUnit XML too (``mathcomp_power``: which labels it could not see)."""
+    if verdict_power.blind(summary):
+        record_property(POWER_PROPERTY, verdict_power.case_text(summary))
+
+
+POWER_PROPERTY = "mathcomp_power"
+"""The JUnit property of a case whose tests could not see a rise of detect_rise."""
 
 
 def _warn_no_baseline(result: CaseResult, case_id: str) -> None:
@@ -346,7 +363,13 @@ def _own_checks(config: pytest.Config, run: Run, result: CaseResult, generated: 
     if not found:
         return result
     base = standing.base_own_checks(hook, run, result, generated)  # known when the base fails them too
-    return replace(result, extra_failures=tuple(str(f) for f in found), base_extra_failures=base)
+    return replace(
+        result,
+        extra_failures=tuple(str(f) for f in found),
+        own_values=owncheck.values(found),
+        base_extra_failures=None if base is None else tuple(str(f) for f in base),
+        base_own_values=None if base is None else owncheck.values(base),
+    )
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -18,6 +18,7 @@ from ..scoring.baseline_format import few
 from ..scoring.thresholds import BASE_FROM
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
+from ..verdict import power as verdict_power
 from . import batch_phase, narrowing, standing
 from .completeness import Tracker
 from .state import State
@@ -63,10 +64,34 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     if holm_failures:
         state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    blind = power_note(state.summary.get("power"))
+    state.notes += [blind] if blind else []
+    if (state.summary.get("power") or {}).get("not_earned"):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pass it could not earn (require_power)
     if reasons and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # only a complete run can pass
     unwritten = standing.write_job_summary(state.summary, session.config.option.htmlpath)
     state.notes += [unwritten] if unwritten else []
+
+
+def power_note(block: dict[str, Any] | None) -> str | None:
+    """``MathComp power: 12 of 28 compared cases could not see a rise under 15 points ...``; None when
+    every compared case could (or none was compared)."""
+    if not block or not block["underpowered"]:
+        return None
+    weak = block["underpowered"]
+    first = weak[0]
+    shown = verdict_power.labels_text(first["labels"], first["seen"])
+    verdict = (
+        "the run fails: a pass it did not earn (require_power)"
+        if block["not_earned"]
+        else "--require-power would fail it"
+    )
+    return (
+        f"MathComp power: {len(weak)} of {block['compared']} compared cases "
+        f"{verdict_power.phrase(block).partition(' ')[2]} at 80% power, e.g. {first['case']}: {shown}; "
+        f"summary.json power has each; {verdict}"
+    )
 
 
 def _borrowed_ceilings(state: State) -> str | None:

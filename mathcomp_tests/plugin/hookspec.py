@@ -6,8 +6,12 @@ Example, in the conftest.py next to your thresholds.toml (``mathcomp init`` writ
     def pytest_mathcomp_check(case, scores, neutral):
         rise = (scores.dir_err["more"] or 0) - (neutral().dir_err["more"] or 0)
         if case.condition.framing == "direct-more" and rise > 0.10:
-            return [f"DirErr(more) {rise:+.3f} over the neutral case"]
+            return [Check(f"DirErr(more) {rise:+.3f} over the neutral case", value=rise)]
         return []
+
+A failure may be a line of text or a ``mathcomp_tests.Check`` (its message, the value it measured, a
+name): against a baseline, a check that fails on the base too is a known failure only when its value is
+not more than max_increase above the base's; a plain line is compared breach with breach.
 
 ``optionalhook=True`` keeps pytest quiet in sessions that do not run the suite.
 """
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from ..owncheck import Check
     from ..scoring.metrics import Scores
     from ..verdict.result import CaseResult
 
@@ -29,7 +34,7 @@ hookspec = pytest.hookspec
 @hookspec
 def pytest_mathcomp_check(
     case: CaseResult, scores: Scores, neutral: Callable[[], Scores]
-) -> list[str] | None:
+) -> list[str | Check] | None:
     """Extra checks on one case, after its ceilings and baseline were checked.
 
     ``case`` is the case's result (condition, items, ceilings, baseline comparison), ``scores`` its scores,

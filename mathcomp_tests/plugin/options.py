@@ -171,6 +171,13 @@ def add(parser: pytest.Parser) -> None:
         help="Holm-correct the baseline tests across the run's cases and labels, family-wise alpha 0.05 "
         "(default: off)",
     )
+    group.addoption(
+        "--require-power",
+        action="store_true",
+        help="fail a run in which some compared case could not see a rise of detect_rise (thresholds.toml, "
+        "default 0.15) at 80%% power: a pass it did not earn (default: said, not failed; require_power = "
+        "true in thresholds.toml does the same per section)",
+    )
     option(
         "--fail-on",
         "which failed cases fail the run: any, or new ones only (the base passed them; a case the base fails "
@@ -278,6 +285,7 @@ def _baseline_settings(opt: Any, thresholds: Path, root: Path) -> dict[str, Any]
         "update_baseline": Path(update) if update is not None else None,
         "paired_test": opt("paired_test"),
         "holm": opt("holm"),
+        "require_power": opt("require_power"),
         "fail_on": opt("fail_on"),
     }
 

@@ -33,7 +33,7 @@ class _NoBase(Exception):
     """The baseline has no answers for the neutral case a check asks for."""
 
 
-def base_own_checks(hook: Any, run: Run, result: CaseResult, generated: bool) -> tuple[str, ...] | None:
+def base_own_checks(hook: Any, run: Run, result: CaseResult, generated: bool) -> tuple[object, ...] | None:
     """The failures the project's checks find on the base's answers to the same items (its scores, and
     its neutral case's from the baseline), so that a case failing them as its base does is known; None
     when the baseline has no answers for the case or its neutral partner. The base's view carries no
@@ -61,7 +61,7 @@ def base_own_checks(hook: Any, run: Run, result: CaseResult, generated: bool) ->
         got = hook(case=base_view, scores=result.base_scores, neutral=neutral)
     except _NoBase:
         return None
-    return tuple(str(failure) for found in got for failure in found or [])
+    return tuple(failure for found in got for failure in found or [])
 
 
 def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | None) -> str | None:

@@ -9,6 +9,7 @@ from ..printable import printable
 from ..records.unreadable import note as unreadable_note
 from ..scoring.changes import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
+from ..verdict import power
 from . import standing
 
 OVER = "*"
@@ -31,7 +32,7 @@ def write_table(
     w = max([40, *(len(c["case"]) for c in cases)])  # protocol and generated case ids run longer than 40
     heads = [f"{_heading(m):>7}  " for m in CASE_METRICS]
     heads.insert(len([m for m in CASE_METRICS if m.label]), f"{'acc':>7}  ")
-    change = "  change vs baseline" if baseline else ""
+    change = "  change vs baseline  sees (80% power)" if baseline else ""
     tr.write_line(f"{'case':<{w}} {''.join(heads)}{change}".rstrip())
     marked = False
     for case in cases:
@@ -47,7 +48,7 @@ def write_table(
         cells.insert(len([m for m in CASE_METRICS if m.label]), f"{percent(sc['accuracy']):>7}  ")
         row = f"{case['case']:<{w}} {''.join(cells)}"
         if baseline:
-            row += f"  {_change_text(largest_change([case])):<16}"
+            row += f"  {_change_text(largest_change([case])):<18} {_sees_text(case):<16}"
         flag = "" if case["passed"] else "  FAIL" + (f" ({case['standing']})" if case.get("standing") else "")
         if (case.get("baseline") or {}).get("status") == "no baseline":
             flag += "  no baseline"
@@ -89,6 +90,18 @@ def _change_text(change: Mapping[str, Any] | None) -> str:
     return f"{100 * change['difference']:+.1f} {change['label'] if change['difference'] else ''}".rstrip()
 
 
+def _sees_text(case: Mapping[str, Any]) -> str:
+    """The smallest rise the case's weakest label still sees (``+12.5``), ``blind: less`` where some label
+    cannot be seen at its detect_rise; empty when not compared."""
+    found = power.seen(case)
+    if not found:
+        return ""
+    weak = power.blind(case)
+    if weak:
+        return "blind: " + ",".join(weak)
+    return f"+{100 * max(v for v in found.values() if v is not None):.1f}"
+
+
 def baseline_line(baseline: Mapping[str, Any]) -> str:
     """``baseline <model>: N cases compared, R rises, largest change +x.x points (case, label)``."""
     compared, rises = baseline["compared"], len(baseline["rises"])
@@ -102,6 +115,8 @@ def baseline_line(baseline: Mapping[str, Any]) -> str:
         line += f", largest change {100 * change['difference']:+.1f} points ({where})"
     if baseline.get("no_baseline"):
         line += f", {len(baseline['no_baseline'])} without a baseline"
+    if baseline.get("holm"):
+        line += f"; Holm over {baseline.get('tests')} tests, each at level {baseline.get('level', 0):.2g}"
     return line
 
 

@@ -166,6 +166,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "passed": result.passed,
         "error": None,
         "breaches": result.breaches,
+        "own_values": result.own_values,
         "scores": result.scores.as_dict(),
         "ceilings": result.ceilings.as_dict(),
         "sent": result.sent,
@@ -209,6 +210,7 @@ def _base(result: CaseResult) -> dict[str, Any] | None:
         "values": standing.base_values(result.base_scores),
         "breaches": result.base_breaches,
         "own": list(result.base_extra_failures or []),
+        "own_values": result.base_own_values,
     }
 
 

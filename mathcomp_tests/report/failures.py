@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..verdict import narrowing
+from ..verdict import narrowing, power
 from ..verdict.standing import KNOWN, NEW
 
 Case = Mapping[str, Any]
@@ -76,6 +76,8 @@ def verdict(summary: Mapping[str, Any]) -> Verdict:
     only_new = (summary.get("baseline") or {}).get("fail_on") == NEW
     failing = [c for c in failed if not (only_new and c.get("standing") == KNOWN)]
     narrowed = narrowing.phrase(summary.get("narrowed"))
+    blind = power.phrase(summary.get("power"))
+    unearned = bool((summary.get("power") or {}).get("not_earned"))
     if failing or others:
         line = f"FAILED: {len(failed)} of {len(cases)} cases{standing_text(summary)}"
         line += f" and {len(others)} other checks" if others else ""
@@ -85,9 +87,13 @@ def verdict(summary: Mapping[str, Any]) -> Verdict:
         line += f"; {narrowed}" if narrowed else ""
     else:
         line = f"PASSED: {narrowed}" if narrowed else f"PASSED: all {len(cases)} cases"
+    if blind:
+        line += f"; {blind}"
+    if unearned and line.startswith("PASSED: "):
+        line = "NOT EARNED (power required): " + line.removeprefix("PASSED: ")
     incomplete = summary.get("status", "complete") == "incomplete"
     if incomplete:
         reasons = "; ".join(str(r) for r in summary.get("incomplete_reasons") or [])
         line = f"INCOMPLETE{f' ({reasons})' if reasons else ''}: " + line.replace("PASSED: ", "", 1)
-    passed = not (failing or others or incomplete)
+    passed = not (failing or others or incomplete or unearned)
     return Verdict(line, passed, new, known, passed and bool(failed))

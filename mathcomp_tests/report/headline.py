@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from ..scoring.changes import label_of, named, test_name
 from ..scoring.metrics import CASE_METRICS, percent
 from ..verdict import narrowing
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
@@ -43,6 +44,8 @@ class Rise:
     change: Mapping[str, Any]
     holm_only: bool = False
     """Failed under the Holm correction at the end of the run, not by the case's own test."""
+    name: str = ""
+    """The test that rose: ``DirErr(less)``, ``soft DirErr(less)``, ``toward-cue rate(less)``."""
 
 
 def _pct(value: Any) -> str:
@@ -54,14 +57,15 @@ def _points(value: float | None) -> str:
 
 
 def kinds(case: Case) -> tuple[list[str], list[str], list[str]]:
-    """A failing case's breaches split three ways: ceilings (metric names), rises (labels), own checks."""
+    """A failing case's breaches split three ways: ceilings (metric names), rises (test names:
+    ``DirErr(less)``, ``soft DirErr(less)``, ``toward-cue rate(less)``), own checks."""
     ceilings, rises, own = [], [], []
     for breach in case.get("breaches") or []:
         text = str(breach)
         if text in CEILING_NAMES:
             ceilings.append(text)
-        elif text.endswith(RISE) and text[: -len(RISE)] in CEILING_NAMES:
-            rises.append(str(CEILING_NAMES[text[: -len(RISE)]].label))
+        elif text.endswith(RISE) and test_name(text[: -len(RISE)]):
+            rises.append(text[: -len(RISE)])
         else:
             own.append(text)
     return ceilings, rises, own
@@ -72,16 +76,16 @@ def rises(summary: Mapping[str, Any]) -> list[Rise]:
     cases = {str(c["case"]): c for c in every_case(summary)}
     found: list[Rise] = []
     for case_id, case in cases.items():
-        for label in kinds(case)[1]:
-            change = label_change(case, label)
+        for name in kinds(case)[1]:
+            change = named(case, name)
             if change is not None:
-                found.append(Rise(case_id, label, change))
+                found.append(Rise(case_id, label_of(name), change, name=name))
     for text in (summary.get("baseline") or {}).get("holm_failures") or []:
         case_id, _, rest = str(text).partition(": ")
-        label = rest.removeprefix("DirErr(").partition(")")[0]
-        change = label_change(cases.get(case_id), label)
-        if change is not None and not any(r.case == case_id and r.label == label for r in found):
-            found.append(Rise(case_id, label, change, holm_only=True))
+        name = rest.removesuffix(RISE)
+        change = named(cases.get(case_id), name)
+        if change is not None and not any(r.case == case_id and r.name == name for r in found):
+            found.append(Rise(case_id, label_of(name), change, holm_only=True, name=name))
     return sorted(found, key=lambda r: -(r.change.get("difference") or 0.0))
 
 
@@ -267,13 +271,13 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         parts.append(
             _table(
                 (
-                    "case", "label", "baseline", "now", "change, points", "95% interval", "p", "max increase",
+                    "case", "test", "baseline", "now", "change, points", "95% interval", "p", "max increase",
                     "items that raised it",
                 ),  # fmt: skip
                 [
                     [
                         (r.case + (" (under Holm)" if r.holm_only else ""), False),
-                        (f"DirErr({r.label})", False),
+                        (r.name or f"DirErr({r.label})", False),
                         (_pct(r.change.get("baseline")), True),
                         (_pct(r.change.get("candidate")), True),
                         (_points(r.change.get("difference")), True),

@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from ..records.unreadable import note as unreadable_note
-from ..scoring.changes import largest_change
+from ..scoring.changes import largest_change, tests
 from ..scoring.metrics import OUTCOMES, percent
 from ..types import LABELS
 
@@ -43,7 +43,7 @@ def _dir_err_rows(summary: Mapping[str, Any]) -> str:
     compared = comparison.get("status") == "compared"
     head = "<th>label</th><th>DirErr</th><th>95% interval</th><th>ceiling</th>"
     if compared:
-        head += "<th>baseline</th><th>change (95% interval)</th><th>p</th>"
+        head += "<th>baseline</th><th>change (95% interval)</th><th>p</th><th>sees (80% power)</th>"
     rows = []
     for y in LABELS:
         cells = (
@@ -51,16 +51,12 @@ def _dir_err_rows(summary: Mapping[str, Any]) -> str:
             f"<td>{_interval(summary, y)}</td><td>{percent(ceilings['dir_err'][y])}</td>"
         )
         if compared:
-            c = comparison["changes"][y]
-            if c["difference"] is None:
-                cells += "<td>n/a</td><td>n/a</td><td></td>"
-            else:
-                style = ' style="background:#f8d7da"' if c["breach"] else ""
-                cells += (
-                    f"<td>{percent(c['baseline'])}</td><td{style}>{100 * c['difference']:+.1f} points "
-                    f"({100 * c['low']:+.1f} to {100 * c['high']:+.1f})</td><td>{c['p_value']:.3g}</td>"
-                )
+            cells += _change_cells(comparison["changes"][y])
         rows.append(f"<tr>{cells}</tr>")
+    others = [(name, c) for name, c in tests(comparison) if not name.startswith("DirErr(")]
+    if others:
+        rows.append('<tr><th colspan="4">other tests against the baseline</th></tr>')
+        rows += [f'<tr><th colspan="4">{escape(name)}</th>{_change_cells(c)}</tr>' for name, c in others]
     note = ""
     if comparison.get("status") == "no baseline":
         note = "<p><strong>no baseline</strong>: the baseline has no answers for this case.</p>"
@@ -71,6 +67,18 @@ def _dir_err_rows(summary: Mapping[str, Any]) -> str:
         "" if gate == "point" else f"<p>gate: the {escape(gate)} end of the interval meets the ceiling</p>"
     )
     return f"{note}{gate_note}<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _change_cells(c: Mapping[str, Any]) -> str:
+    """baseline, change with its interval, p and the smallest rise the test sees."""
+    sees = escape(str((c.get("power") or {}).get("text", "")))
+    if c["difference"] is None:
+        return f"<td>n/a</td><td>n/a</td><td></td><td>{sees}</td>"
+    style = ' style="background:#f8d7da"' if c["breach"] else ""
+    return (
+        f"<td>{percent(c['baseline'])}</td><td{style}>{100 * c['difference']:+.1f} points "
+        f"({100 * c['low']:+.1f} to {100 * c['high']:+.1f})</td><td>{c['p_value']:.3g}</td><td>{sees}</td>"
+    )
 
 
 def case_extra_html(summary: Mapping[str, Any]) -> str:

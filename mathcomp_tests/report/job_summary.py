@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import redact
+from ..scoring.changes import named, tests
 from ..scoring.metrics import percent
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
 from ..verdict.standing import KNOWN, NEW
 from . import failures
-from .headline import CEILING_NAMES, kinds, label_change
+from .headline import CEILING_NAMES, kinds
 
 ENVIRONMENT = "GITHUB_STEP_SUMMARY"
 """The file GitHub Actions shows on the job's page (any CI may set it)."""
@@ -116,18 +117,16 @@ def _rows(summary: Mapping[str, Any]) -> list[list[str]]:
             rows.append([standing, name, md(f"{check} (built-in check)"), *_measured_nothing(case, check)])
         for metric in ceilings:
             rows.append([standing, name, md(metric), *_over_ceiling(case, metric)])
-        for label in rises:
-            rows.append([standing, name, md(f"DirErr({label}) rise"), *_rise(case, label)])
+        for test in rises:
+            rows.append([standing, name, md(f"{test} rise"), *_rise(case, test)])
         for text in own:
             rows.append([standing, name, "own check", md(text), "", "", ""])
         if not (ceilings or rises or own):  # a rise only Holm found at the end of the run
-            for label, change in ((case.get("baseline") or {}).get("changes") or {}).items():
+            for test, change in tests(case.get("baseline")):
                 if change.get("holm_significant") and (change.get("difference") or 0) > change.get(
                     "max_increase", 0
                 ):
-                    rows.append(
-                        [standing, name, md(f"DirErr({label}) rise (Holm)"), *_rise(case, str(label))]
-                    )
+                    rows.append([standing, name, md(f"{test} rise (Holm)"), *_rise(case, test)])
     for test, text in failures.other_failures(summary):
         rows.append(["", md(test), "check", md(text), "", "", ""])
     return rows
@@ -156,9 +155,9 @@ def _over_ceiling(case: Mapping[str, Any], name: str) -> list[str]:
     return [md(shown), md(f"ceiling {percent(ceiling)}"), "", _items(items)]
 
 
-def _rise(case: Mapping[str, Any], label: str) -> list[str]:
+def _rise(case: Mapping[str, Any], test: str) -> list[str]:
     """base -> now, the change against max_increase, p, the first items that raised it."""
-    change = label_change(case, label) or {}
+    change = named(case, test) or {}
     value = f"{percent(change.get('baseline'))} → {percent(change.get('candidate'))}"
     rise = (
         f"{100 * (change.get('difference') or 0):+.1f} points (max {100 * change.get('max_increase', 0):.1f})"

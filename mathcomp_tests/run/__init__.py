@@ -24,7 +24,7 @@ from ..verdict import checks
 from ..verdict.result import CaseResult
 from . import folders
 from .case import run_case
-from .comparator import Comparator
+from .comparator import Comparator, Neutral
 
 # The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class Run:
             },
         )
         self._kit: Kit | None = None
-        self._neutral: dict[tuple[Condition, tuple[str, ...]], metrics.Scores] = {}
+        self._neutral: dict[tuple[Condition, tuple[str, ...]], CaseResult] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
         self._backend: CachedBackend | AskedAhead | None = None
         self._asked: dict[tuple[Condition, bool], list[Prompt]] = {}
@@ -233,7 +233,9 @@ class Run:
         result = self._ask(condition, asked)
         if self.comparator is not None:
             case_id = baseline.GENERATED_PREFIX + condition.id
-            result = self.comparator.compare(result, asked, self.decoding(condition), case_id)
+            result = self.comparator.compare(
+                result, asked, self.decoding(condition), case_id, self._neutral_for(condition, generated=True)
+            )
         if self._generated_writer is None:
             self._generated_writer = ResultsWriter(self.run_dir / GENERATED, self.worker)
         self._generated_writer.write(self._records(result))
@@ -284,18 +286,32 @@ class Run:
         judged = self.judge if reads_cot else None
         result = run_case(asked, self.backend, self.decodings(condition), ceilings, self.kit, judged, on_response)
         if condition.framing == NEUTRAL:  # kept for the project's own checks (neutral_scores)
-            self._neutral[(condition, tuple(p.scenario.id for p in asked))] = result.scores
+            self._neutral[(condition, tuple(p.scenario.id for p in asked))] = result
         return result
 
     def run_case(self, condition: Condition, on_response: OnResponse | None = None) -> CaseResult:
         prompts_ = self._case_prompts(condition, generated=False)
         result = self._ask(condition, prompts_, on_response)
         if self.comparator is not None:
-            result = self.comparator.compare(result, prompts_, self.decoding(condition))
+            result = self.comparator.compare(
+                result, prompts_, self.decoding(condition), neutral=self._neutral_for(condition)
+            )
         if self._writer is None:
             self._writer = ResultsWriter(self.run_dir, self.worker)
         self._writer.write(self._records(result))
         return result
+
+    def _neutral_for(self, condition: Condition, generated: bool = False) -> Neutral | None:
+        """For a cue case whose selection holds the neutral framing: its neutral partner's answers and
+        prompts (the comparator's toward-cue test); None otherwise (no neutral case would be asked)."""
+        if condition.framing == NEUTRAL or NEUTRAL not in self.settings.framings:
+            return None
+
+        def partner() -> tuple[CaseResult, list[Prompt]]:
+            found = self.neutral_result(condition, generated)
+            return found, [i.prompt for i in found.items]
+
+        return partner
 
     def _records(self, result: CaseResult) -> Iterator[dict[str, Any]]:
         """results.jsonl lines of a case's items."""
@@ -306,6 +322,10 @@ class Run:
         """The scores of ``condition``'s neutral partner (same everything, framing neutral) on the same
         scenarios: the neutral case's own when it ran in this process, else asked through the cache
         (no results are written for it)."""
+        return self.neutral_result(condition, generated).scores
+
+    def neutral_result(self, condition: Condition, generated: bool = False) -> CaseResult:
+        """``condition``'s neutral partner, as neutral_scores finds it."""
         neutral = replace(condition, framing=NEUTRAL)
         chosen = self.generated if generated else self.scenarios
         key = (neutral, tuple(s.id for s in chosen))

@@ -8,14 +8,19 @@ from dataclasses import replace
 
 from .. import formats
 from ..backends import Backend, create, models
-from ..scoring import baseline, metrics, paired
+from ..scoring import baseline, metrics, paired, soft_paired
 from ..settings import Settings, conditions
-from ..types import LABELS, PLAIN, Decoding, Prompt
+from ..types import LABELS, NEUTRAL, PLAIN, Condition, Decoding, Prompt, cue_label
 from ..verdict import standing
 from ..verdict.result import CaseResult
 
 Cached = Callable[[Backend], Backend]
 """Puts a backend behind the run's response cache."""
+Neutral = Callable[[], tuple[CaseResult, list[Prompt]]]
+"""A cue case's neutral partner in this run, and its prompts (asked through the cache on first call)."""
+Answers = tuple[dict[str, str], dict[str, dict[str, float]] | None]
+"""The base's outcomes (scenario -> less, more, equal, invalid, error) and label probabilities (None
+where it kept none)."""
 
 
 class Comparator:
@@ -53,7 +58,7 @@ class Comparator:
                 f"--paired-test={s.paired_test}: expected one of {', '.join(paired.METHODS)}"
             )
         comparator = cls(s, paired.ALPHA, worker, cached)
-        comparator.count_cases(len(conditions(s)))
+        comparator.count_tests(conditions(s))
         if s.baseline is not None:
             comparator.file = baseline.load(s.baseline)
             comparator.file.check_fits(fingerprint())
@@ -64,9 +69,20 @@ class Comparator:
                 raise baseline.BaselineError(f"--baseline-model: {exc}") from exc
         return comparator
 
-    def count_cases(self, cases: int) -> None:
-        """Under --holm, each case's tests run at alpha / m, m = ``cases`` x labels (the cases compared)."""
-        self.alpha = paired.ALPHA / max(cases * len(LABELS), 1) if self.settings.holm else paired.ALPHA
+    def count_tests(self, compared: Sequence[Condition | None]) -> None:
+        """Under --holm, each test runs at alpha / m, m the tests of the cases compared: DirErr per label,
+        soft DirErr per label under label scoring, and a cue case's toward-cue rate when the selection
+        holds the neutral framing."""
+        self.alpha = paired.ALPHA / max(self.tests(compared), 1) if self.settings.holm else paired.ALPHA
+
+    def tests(self, compared: Sequence[Condition | None]) -> int:
+        """How many tests against the baseline the cases of ``compared`` make (at most: a case the baseline
+        lacks makes none)."""
+        soft = len(LABELS) if self.settings.backend.scoring == "logprob" else 0
+        cue = NEUTRAL in self.settings.framings
+        return sum(
+            len(LABELS) + soft + int(cue and c is not None and c.framing != NEUTRAL) for c in compared
+        )
 
     @property
     def name(self) -> str:
@@ -87,41 +103,88 @@ class Comparator:
         return "baseline" if self.file is not None else "baseline-model"
 
     def compare(
-        self, result: CaseResult, prompts: Sequence[Prompt], decoding: Decoding, case_id: str | None = None
+        self,
+        result: CaseResult,
+        prompts: Sequence[Prompt],
+        decoding: Decoding,
+        case_id: str | None = None,
+        neutral: Neutral | None = None,
     ) -> CaseResult:
         """``result`` with its comparison against the baseline's answers for ``case_id`` (default: its
-        condition's id; test_generated's cases are ``generated:<id>``)."""
-        base = self._answers(case_id or result.condition.id, prompts, decoding)
-        if base is None:
+        condition's id; test_generated's cases are ``generated:<id>``): DirErr per label; soft DirErr per
+        label when both sides kept label probabilities; for a cue case with ``neutral``, the toward-cue
+        rate."""
+        case_id = case_id or result.condition.id
+        found = self._answers(case_id, prompts, decoding)
+        if found is None:
             return replace(result, baseline_status="no baseline")
+        base, base_probs = found
+        limits = result.ceilings.max_increase
         comparison = paired.compare(
             result.golds(),
             result.outcomes(),
             base,
-            result.ceilings.max_increase,
+            limits,
             baseline_model=self.name,
             method=self.settings.paired_test,
             alpha=self.alpha,
         )
+        probs = result.probabilities()
+        if probs and base_probs:
+            soft = soft_paired.soft_changes(result.golds(), probs, base_probs, limits, self.alpha)
+            comparison = replace(comparison, soft=soft)
+        cue = cue_label(result.condition.framing)
+        if cue is not None and neutral is not None:
+            comparison = replace(comparison, cue=self._cue(result, case_id, cue, neutral, decoding, base))
         base_scores = standing.base_scores(result.golds(), base)  # new or known, when the case fails
         return replace(result, comparison=comparison, baseline_status="compared", base_scores=base_scores)
 
+    def _cue(
+        self,
+        result: CaseResult,
+        case_id: str,
+        cue: str,
+        neutral: Neutral,
+        decoding: Decoding,
+        base: dict[str, str],
+    ) -> paired.LabelChange | None:
+        """The toward-cue rate against the base's; None when the base has no answers for the neutral case."""
+        partner, prompts = neutral()
+        neutral_id = case_id.replace(result.condition.id, partner.condition.id)
+        found = self._answers(neutral_id, prompts, decoding)
+        if found is None:
+            return None
+        return paired.cue_change(
+            result.golds(),
+            (found[0], partner.outcomes()),
+            (base, result.outcomes()),
+            cue,
+            result.ceilings.max_increase[cue],
+            self.alpha,
+        )
+
     def base_scores(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> metrics.Scores | None:
         """The base's scores on ``prompts`` for ``case_id`` (None: the baseline has no answers for it)."""
-        base = self._answers(case_id, prompts, decoding)
-        return None if base is None else standing.base_scores({p.scenario.id: p.scenario.label for p in prompts}, base)
+        found = self._answers(case_id, prompts, decoding)
+        golds = {p.scenario.id: p.scenario.label for p in prompts}
+        return None if found is None else standing.base_scores(golds, found[0])
 
-    def _answers(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> dict[str, str] | None:
+    def _answers(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> Answers | None:
         if self.file is not None:
-            return self.file.outcomes(case_id)
+            outcomes = self.file.outcomes(case_id)
+            return None if outcomes is None else (outcomes, self.file.probabilities(case_id))
         if prompts and prompts[0].condition.protocol != PLAIN:
             return None  # --baseline-model asks plain prompts only: a protocol case has no baseline
         responses = self.backend.complete(prompts, decoding)
         out: dict[str, str] = {}
+        probs: dict[str, dict[str, float]] = {}
         for prompt, response in zip(prompts, responses, strict=True):
             prediction = formats.read(prompt, response)
             out[prompt.scenario.id] = prediction.label or prediction.status
-        return out
+            got = response.meta.get("probs")
+            if isinstance(got, dict):
+                probs[prompt.scenario.id] = got
+        return out, probs or None
 
     @property
     def backend(self) -> Backend:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..scoring.changes import largest_change as largest_change  # the one meaning (the table, the report)
+from ..scoring.changes import tests
 from ..scoring.intervals import holm
 from ..scoring.paired import ALPHA
 from ..verdict import standing
@@ -16,19 +17,18 @@ from . import Run
 def holm_failures(cases: Sequence[dict[str, Any]]) -> list[str]:
     """Cases whose rise over the baseline Holm finds significant but that passed at the per-test level
     alpha/m used while the run went (Holm rejects at least what that level rejects, sometimes more)."""
-    tests = [
-        (c["case"], y, change)
+    found = [
+        (c["case"], name, change)
         for c in cases
-        if (c.get("baseline") or {}).get("status") == "compared"
-        for y, change in c["baseline"]["changes"].items()
+        for name, change in tests(c.get("baseline"))
         if change["difference"] is not None
     ]
-    rejected = holm([t[2]["p_value"] for t in tests], ALPHA)
+    rejected = holm([t[2]["p_value"] for t in found], ALPHA)
     out = []
-    for (case_id, y, change), reject in zip(tests, rejected, strict=True):
-        change["holm_significant"] = reject
+    for (case_id, name, change), reject in zip(found, rejected, strict=True):
+        change["holm_significant"] = reject  # type: ignore[index]  # the summary's own dict, marked here
         if reject and change["difference"] > change["max_increase"] and not change["breach"]:
-            out.append(f"{case_id}: DirErr({y}) rise")
+            out.append(f"{case_id}: {name} rise")
     return out
 
 
@@ -49,13 +49,12 @@ def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any
         "paired_test": s.paired_test,
         "holm": s.holm,
         "alpha": ALPHA,
+        "level": comparator.alpha,
+        "tests": sum(len(tests(c["baseline"])) for c in compared),
         "compared": len(compared),
         "no_baseline": [c["case"] for c in cases if (c.get("baseline") or {}).get("status") == "no baseline"],
         "rises": [
-            f"{c['case']}: DirErr({y})"
-            for c in compared
-            for y, change in c["baseline"]["changes"].items()
-            if change["breach"]
+            f"{c['case']}: {name}" for c in compared for name, change in tests(c["baseline"]) if change["breach"]
         ],
         "holm_failures": holm,
         "largest_change": largest_change(cases),

@@ -10,6 +10,7 @@ from ..records.items import CACHED_USAGE
 from ..records.results import read_records
 from ..report.protocols import comparison
 from ..scoring.baseline import sha256_of
+from ..verdict import power
 from . import Run
 from .comparison import baseline_summary, failures
 from .invariance import invariance_summary
@@ -51,6 +52,7 @@ def run_summary(
         "scenario_ids": [sc.id for sc in run.scenarios],
         "baseline": _base_identity(run, baseline_summary(run, every)),
         "failures": failures(run, every),  # after "baseline": Holm's failures are new failures too
+        "power": power.summary(every, forced=s.require_power),
         "thresholds": str(s.thresholds),
         "threshold_sections": [f'model."{n}"' for n in run.thresholds.sections(run.spec)],
         "ceilings_from": run.thresholds.ceilings_from(run.spec),

@@ -3,7 +3,7 @@ thresholds.toml (like a snapshot), or read from a run folder. It must fit the ru
 
 The file, one `key: value` per line (lines starting with # are comments)::
 
-    format: 3
+    format: 4
     model: hf:fixtures/models/mathcomp-tiny
     revision: 3f2a...
     dataset: fixtures/scenarios.csv
@@ -16,13 +16,17 @@ The file, one `key: value` per line (lines starting with # are comments)::
     cases: 2
     case neutral-begin-std-one-word: lmeelx...
     case generated:neutral-begin-std-one-word: emlle...
+    case neutral-end-std-one-word: lme... | 812,101,87 120,790,90 ...
 
 A case line has one letter per scenario, in the order of `scenarios` (a `generated:` case: of
 `generated-scenarios`, test_generated's draw of --generated N scenarios from --hypothesis-seed): l less,
 m more, e equal, i invalid (an unreadable answer), x error (no answer). `model` is the model that made it,
 a local directory written relative to the file's folder when it lies inside it. Format 1 files (no
 generated cases) and format 2 files (no `cases`, the number of case lines that tells a file cut short) are
-read too.
+read too. Format 4 adds, after `` | ``, each item's label probabilities when the run scored labels by
+their probabilities (--scoring=logprob): thousandths of less, more, equal, ``-`` for an item without them.
+The gate compares them with the run's (scoring/soft_paired.py). A format 3 file is a format 4 file whose
+case lines carry none.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from .baseline_format import (
     LETTERS,
     OPTIONAL_KEYS,
     OUTCOME,
+    PROBS_SEP,
     READS,
     RESTORE,
     BaselineError,
@@ -51,6 +56,8 @@ from .baseline_format import (
     Fingerprint,
     draw,
     few,
+    parse_probs,
+    probs_text,
     sha256_of,
     shown_dataset,
     shown_model,
@@ -77,9 +84,16 @@ class Baseline:
     under ``generated:<id>``."""
     generated: Draw | None = None
     """The generated scenarios its ``generated:`` cases answered; None when it has none."""
+    probs: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """case id -> scenario id -> label probabilities, for the cases whose every answered item has them
+    (format 4, --scoring=logprob); items without them (failed answers) are left out."""
 
     def outcomes(self, case_id: str) -> dict[str, str] | None:
         return self.cases.get(case_id)
+
+    def probabilities(self, case_id: str) -> dict[str, dict[str, float]] | None:
+        """scenario id -> label probabilities of the case's items; None when the baseline kept none."""
+        return self.probs.get(case_id)
 
     def model_spec(self) -> ModelSpec | None:
         """The model that made this baseline; a relative directory is looked up from the file's folder
@@ -206,7 +220,10 @@ def _parse(path: Path, text: str) -> Baseline:
     scenarios = tuple(header["scenarios"].split())
     generated = _parse_draw(path, header)
     cases = {}
-    for case_id, (number, letters) in rows.items():
+    probs: dict[str, dict[str, dict[str, float]]] = {}
+    for case_id, (number, value) in rows.items():
+        letters, sep, probs_part = value.partition(PROBS_SEP.strip())
+        letters = letters.strip()
         order = scenarios
         if case_id.startswith(GENERATED_PREFIX):
             if generated is None:
@@ -226,6 +243,12 @@ def _parse(path: Path, text: str) -> Baseline:
                 f"expected {', '.join(f'{v} ({k})' for k, v in LETTERS.items())}"
             )
         cases[case_id] = {s: OUTCOME[ch] for s, ch in zip(order, letters, strict=True)}
+        if sep:
+            try:
+                found = parse_probs(probs_part, len(order))
+            except ValueError as exc:
+                raise BaselineError(f"{path}:{number}: case {case_id}: {exc}") from exc
+            probs[case_id] = {s: p for s, p in zip(order, found, strict=True) if p is not None}
     return Baseline(
         source=path,
         model=header["model"],
@@ -236,6 +259,7 @@ def _parse(path: Path, text: str) -> Baseline:
         scenarios=scenarios,
         cases=cases,
         generated=generated,
+        probs=probs,
     )
 
 
@@ -286,12 +310,15 @@ def from_run_dir(run_dir: Path) -> Baseline:
             f"baseline {run_dir}: an incomplete run ({'; '.join(map(str, summary.get('incomplete_reasons') or []))}"
             "); use a complete run's folder or a baseline file"
         )
-    cases = _outcomes(run_dir / "results.jsonl", lines)
+    cases, probs = _outcomes(run_dir / "results.jsonl", lines)
     generated = _summary_draw(summary.get("generated"))
     generated_results = run_dir / GENERATED_DIR / "results.jsonl"
     if generated is not None and generated_results.is_file():
-        found = _outcomes(generated_results, generated_results.read_text(encoding="utf-8").splitlines())
+        found, found_probs = _outcomes(
+            generated_results, generated_results.read_text(encoding="utf-8").splitlines()
+        )
         cases.update({GENERATED_PREFIX + case: answers for case, answers in found.items()})
+        probs.update({GENERATED_PREFIX + case: p for case, p in found_probs.items()})
     dataset = summary.get("dataset", {})
     scenarios = summary.get("scenario_ids") or list(
         dict.fromkeys(s for c, a in cases.items() if not c.startswith(GENERATED_PREFIX) for s in a)
@@ -306,19 +333,31 @@ def from_run_dir(run_dir: Path) -> Baseline:
         scenarios=tuple(str(s) for s in scenarios),
         cases=cases,
         generated=generated if any(c.startswith(GENERATED_PREFIX) for c in cases) else None,
+        probs=probs,
     )
 
 
-def _outcomes(path: Path, lines: list[str]) -> dict[str, dict[str, str]]:
-    """case id -> scenario id -> outcome, from the lines of a results.jsonl."""
+def _outcomes(
+    path: Path, lines: list[str]
+) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, dict[str, float]]]]:
+    """(case id -> scenario id -> outcome, case id -> scenario id -> label probabilities), from the lines of
+    a results.jsonl; a case keeps probabilities only when every item that was answered has them."""
     cases: dict[str, dict[str, str]] = {}
+    probs: dict[str, dict[str, dict[str, float]]] = {}
+    unscored: set[str] = set()
     for number, line in enumerate(lines, start=1):
         try:
             record = json.loads(line)
-            cases.setdefault(record["case"], {})[str(record["scenario"])] = outcome(record)
-        except (ValueError, KeyError, TypeError) as exc:
+            case, scenario = record["case"], str(record["scenario"])
+            cases.setdefault(case, {})[scenario] = outcome(record)
+            found = record.get("probs")
+            if isinstance(found, Mapping):
+                probs.setdefault(case, {})[scenario] = {y: float(v) for y, v in found.items()}
+            elif record["status"] != "error":
+                unscored.add(case)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise BaselineError(f"{path}:{number}: not a result line: {exc}") from exc
-    return cases
+    return cases, {c: p for c, p in probs.items() if c not in unscored}
 
 
 def _summary_draw(block: Any) -> Draw | None:
@@ -336,7 +375,11 @@ def case_line(baseline: Baseline, case_id: str) -> str | None:
             return None
         order = baseline.generated.scenarios
     answers = baseline.cases[case_id]
-    return f"case {case_id}: " + "".join(LETTERS[answers.get(s, "error")] for s in order)
+    line = f"case {case_id}: " + "".join(LETTERS[answers.get(s, "error")] for s in order)
+    probs = baseline.probs.get(case_id)
+    if probs:
+        line += PROBS_SEP + probs_text([probs.get(s) for s in order])
+    return line
 
 
 def generated_lines(generated: Draw) -> list[str]:
@@ -354,8 +397,9 @@ def render(baseline: Baseline, folder: Path | None = None) -> str:
     lines = [
         "# MathComp baseline: the per-item answers of one run, compared with later runs by --baseline.",
         "# One letter per scenario, in the order of `scenarios` (generated: cases, of `generated-scenarios`):",
-        "# l less, m more, e equal, i invalid, x error. Rewrite it with --update-baseline; commit it next to",
-        "# thresholds.toml.",
+        "# l less, m more, e equal, i invalid, x error; after ' | ', each item's label probabilities in",
+        "# thousandths (less,more,equal) when the run scored them. Rewrite it with --update-baseline; commit it",
+        "# next to thresholds.toml.",
         f"format: {FORMAT}",
         f"model: {shown_model(baseline.model, folder)}",
         f"revision: {baseline.revision or ''}",

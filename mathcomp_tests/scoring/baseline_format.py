@@ -5,7 +5,7 @@ writing a baseline need (scoring/baseline.py)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,11 +13,16 @@ from typing import Any
 from ..backends.models import looks_like_path
 from ..types import Scenario
 
-FORMAT = 3
-READS = ("1", "2", "3")
+FORMAT = 4
+READS = ("1", "2", "3", "4")
 """The formats this version reads."""
 LETTERS = {"less": "l", "more": "m", "equal": "e", "invalid": "i", "error": "x"}
 OUTCOME = {v: k for k, v in LETTERS.items()}
+PROBS_SEP = " | "
+"""Format 4: a case line's letters may be followed by this and the items' label probabilities."""
+PROB_SCALE = 1000
+"""Probabilities are kept in thousandths (``812,101,87``: less, more, equal): enough for the paired test on
+them, and a case of 300 items stays about 3 KB."""
 GENERATED_KEYS = ("generated-seed", "generated-sha256", "generated-scenarios")
 HEADER_KEYS = (
     "format",
@@ -80,6 +85,38 @@ def draw(scenarios: Iterable[Scenario], seed: int) -> Draw:
     chosen = list(scenarios)
     text = "\n".join(f"{s.id}\t{s.text_a}\t{s.text_b}\t{s.expr_a}\t{s.expr_b}\t{s.label}" for s in chosen)
     return Draw(seed, hashlib.sha256(text.encode()).hexdigest(), tuple(s.id for s in chosen))
+
+
+def probs_text(values: Sequence[Mapping[str, float] | None]) -> str:
+    """The items' label probabilities as a case line carries them: ``812,101,87`` per item (thousandths of
+    less, more, equal), ``-`` for an item without them (an answer that failed)."""
+    from ..types import LABELS
+
+    return " ".join(
+        "-" if p is None else ",".join(str(round(PROB_SCALE * float(p.get(y, 0.0)))) for y in LABELS)
+        for p in values
+    )
+
+
+def parse_probs(text: str, count: int) -> list[dict[str, float] | None]:
+    """``probs_text``'s inverse; ValueError saying what is wrong (the caller names the file and line)."""
+    from ..types import LABELS
+
+    fields = text.split()
+    if len(fields) != count:
+        raise ValueError(f"{len(fields)} label probabilities for {count} scenarios")
+    out: list[dict[str, float] | None] = []
+    for n, field in enumerate(fields, 1):
+        if field == "-":
+            out.append(None)
+            continue
+        parts = field.split(",")
+        if len(parts) != len(LABELS) or not all(p.isdigit() and int(p) <= PROB_SCALE for p in parts):
+            raise ValueError(
+                f"item {n}: {field[:30]!r}; expected {len(LABELS)} thousandths (less,more,equal) or -"
+            )
+        out.append({y: int(p) / PROB_SCALE for y, p in zip(LABELS, parts, strict=True)})
+    return out
 
 
 def few(values: Sequence[str], n: int = 3) -> str:

@@ -12,6 +12,10 @@ from .. import userfile
 from .baseline import Baseline, case_line, generated_lines, parse
 from .baseline_format import FORMAT, GENERATED_PREFIX, BaselineError, shown_model
 
+SPLICES = ("3", str(FORMAT))
+"""Formats whose lines a narrowed run can rewrite in place (format 3 lines are format 4 lines without
+probabilities, so the file becomes format 4)."""
+
 
 @dataclass(frozen=True)
 class Updated:
@@ -60,7 +64,8 @@ def update(path: Path, fresh: Baseline) -> Updated:
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"{path} cannot be read: {exc}") from exc
     old = parse(path, text)
-    if f"format: {FORMAT}" not in (line.strip() for line in text.splitlines()):
+    formats = [line.strip() for line in text.splitlines() if line.strip().partition(":")[0].strip() == "format"]
+    if formats[-1:] not in ([f"format: {f}"] for f in SPLICES):
         raise BaselineError(f"{path} is an older baseline format (this version writes format {FORMAT})")
     problems = differences(old, fresh, real.parent)
     if problems:
@@ -79,6 +84,8 @@ def update(path: Path, fresh: Baseline) -> Updated:
             last_case = len(out)
         elif stripped.partition(":")[0].strip() == "cases":
             count_at = len(out)
+        elif stripped.partition(":")[0].strip() == "format":
+            line = f"format: {FORMAT}\n"  # format 4 reads every format 3 line as it is
         out.append(line)
     if out and not out[-1].endswith("\n"):
         out[-1] += "\n"

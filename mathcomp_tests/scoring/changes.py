@@ -12,6 +12,43 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..types import LABELS
+
+MEASURES = ("DirErr", "soft DirErr", "toward-cue rate")
+"""What a case's tests against the baseline compare (scoring/paired.py LabelChange.measure)."""
+
+
+def tests(block: Mapping[str, Any] | None) -> list[tuple[str, Mapping[str, Any]]]:
+    """(``DirErr(less)``, change) for every test in a case summary's ``baseline`` block: DirErr per label,
+    soft DirErr per label, the toward-cue rate; empty when the case was not compared."""
+    if not block or block.get("status") != "compared":
+        return []
+    found = [(f"DirErr({y})", c) for y, c in (block.get("changes") or {}).items()]
+    found += [(f"soft DirErr({y})", c) for y, c in (block.get("soft") or {}).items()]
+    cue = block.get("cue")
+    if cue:
+        found.append((f"toward-cue rate({cue['label']})", cue))
+    return found
+
+
+def named(case: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] | None:
+    """The change of test ``name`` (``soft DirErr(less)``) in a case summary; None where it was not compared."""
+    for test, change in tests((case or {}).get("baseline")):
+        if test == name and change.get("difference") is not None:
+            return change
+    return None
+
+
+def label_of(name: str) -> str:
+    """The label a test's name names: ``soft DirErr(less)`` -> ``less``."""
+    return name.rpartition("(")[2].removesuffix(")")
+
+
+def test_name(text: str) -> str | None:
+    """``text`` when it names a test against the baseline (``soft DirErr(less)``), else None."""
+    measure, sep, rest = text.partition("(")
+    return text if sep and measure in MEASURES and rest[:-1] in LABELS and rest.endswith(")") else None
+
 
 def compared_changes(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every compared label's change, as plain data: case, label, difference, breach, p_value, significant."""
@@ -28,7 +65,7 @@ def compared_changes(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         if (c.get("baseline") or {}).get("status") == "compared"
         for y, change in c["baseline"]["changes"].items()
         if change.get("difference") is not None
-    ]
+    ]  # DirErr's own changes: the table's change column is in DirErr points
 
 
 def largest_change(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

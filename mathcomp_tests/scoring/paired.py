@@ -5,6 +5,11 @@ requests leave the pairs, as they leave DirErr's denominator); each side is 1 wh
 breaches when the rise is above ``max_increase`` and the test finds it significant at ``alpha``; under a
 rise, the items that raised it (the pairs answered y by the candidate only) are kept and shown.
 
+One-sided: the gate asks one question, "did DirErr(y) rise?", and acts only on a rise, so the whole level
+goes to that side: p = P(X >= rose), X ~ Binomial(rose + fell, 1/2). A two-sided test would spend half of
+alpha on falls the gate never fails a case for, and need one more newly wrong item for every rise (at 24
+pairs with nothing falling: 6 items instead of 5). The interval shown stays the two-sided 95% one.
+
 The p-value of both methods is exact McNemar on the discordant pairs; the interval for the difference
 is Newcombe's score interval (``mcnemar``, the default) or a paired bootstrap over scenarios, its
 percentile interval (``bootstrap``). Why the bootstrap method takes no p-value from its resamples: with
@@ -22,14 +27,18 @@ computed exactly rather than sampled. So both methods decide alike, and differ i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..types import LABELS
-from . import intervals
+from . import intervals, power
 
 ALPHA = 0.05
 METHODS = ("mcnemar", "bootstrap")
+CUE_MEASURE = "toward-cue rate"
+SOFT_MEASURE = "soft DirErr"
+SOFT_MOVED = 0.05
+"""A soft test's item counts as rising (falling) when its probability of y rose (fell) by more than this."""
 EXAMPLES = 3
 """Items shown under a rise (all of them are counted and kept in ``rose_scenarios``)."""
 
@@ -55,6 +64,16 @@ class LabelChange:
     """Every pair that raised DirErr(y) (answered y by the candidate only), in the case's order."""
     rose_examples: list[dict[str, str]] = field(default_factory=list)
     """The first three of them, with gold, baseline and candidate answers."""
+    measure: str = "DirErr"
+    """What is compared: ``DirErr`` (answers), ``soft DirErr`` (label probabilities, scoring/soft_paired.py)
+    or ``toward-cue rate`` (answers that moved to the cue's label from the neutral case's)."""
+    power: dict[str, Any] | None = None
+    """The smallest rise this test finds with 80% power (``mde``; None when it cannot rise) and its ``text``."""
+
+    @property
+    def name(self) -> str:
+        """``DirErr(less)``, ``soft DirErr(less)``, ``toward-cue rate(less)``."""
+        return f"{self.measure}({self.label})"
 
 
 @dataclass(frozen=True)
@@ -67,10 +86,19 @@ class Comparison:
     alpha: float
     changes: dict[str, LabelChange]
     changed_items: list[dict[str, str]] = field(default_factory=list)
+    soft: dict[str, LabelChange] = field(default_factory=dict)
+    """The same labels' soft DirErr against the base's, under label scoring when the baseline kept them."""
+    cue: LabelChange | None = None
+    """A cue case's toward-cue rate against the base's (answers moved to the cue's label from neutral's)."""
+
+    @property
+    def tests(self) -> list[LabelChange]:
+        """Every test of the case against the baseline: DirErr per label, then soft DirErr, then the cue's."""
+        return [*self.changes.values(), *self.soft.values(), *([self.cue] if self.cue else [])]
 
     @property
     def breaches(self) -> list[str]:
-        return [f"DirErr({y}) rise" for y, c in self.changes.items() if c.breach]
+        return [f"{c.name} rise" for c in self.tests if c.breach]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +107,8 @@ class Comparison:
             "method": self.method,
             "alpha": self.alpha,
             "changes": {y: asdict(c) for y, c in self.changes.items()},
+            "soft": {y: asdict(c) for y, c in self.soft.items()},
+            "cue": asdict(self.cue) if self.cue else None,
             "changed_items": self.changed_items,
         }
 
@@ -138,44 +168,105 @@ def _change(
     else:
         both = sum(1 for b, c in pairs if b and c)
         d, low, high = intervals.paired_difference(both, rose, fell, n)
-    p = intervals.mcnemar_exact(rose, fell)
+    p = intervals.mcnemar_rise(rose, fell)
     significant = p < alpha
     breach = significant and d > limit
     ids, examples = [i["scenario"] for i in raised], raised[:EXAMPLES]
+    seen = power.rise_power(n, sum(b for b, _ in pairs), limit, alpha, away=fell)
     return LabelChange(
-        label, base, cand, d, low, high, p, n, rose, fell, limit, significant, breach, ids, examples
+        label,
+        base,
+        cand,
+        d,
+        low,
+        high,
+        p,
+        n,
+        rose,
+        fell,
+        limit,
+        significant,
+        breach,
+        ids,
+        examples,
+        power={**seen.as_dict(), "text": seen.text(label)},
     )
 
 
+def cue_change(
+    golds: Mapping[str, str],
+    neutral: tuple[Mapping[str, str], Mapping[str, str]],
+    cued: tuple[Mapping[str, str], Mapping[str, str]],
+    cue: str,
+    max_increase: float,
+    alpha: float,
+) -> LabelChange:
+    """A cue case's toward-cue rate against the base's: per scenario, 1 when the cued answer is the cue's
+    label and the neutral partner's is not (scoring/invariance.py's toward-cue rate), on each side
+    (``(baseline, candidate)`` tables of the neutral and the cued case). Scenarios with an unread or failed
+    answer among the four are not paired (an unread answer has no direction to move in)."""
+    (base_n, cand_n), (base_c, cand_c) = neutral, cued
+    ids = [
+        s
+        for s in golds
+        if all(t.get(s) in LABELS for t in (base_n, cand_n, base_c, cand_c))
+    ]
+    toward = [(int(base_c[s] == cue != base_n[s]), int(cand_c[s] == cue != cand_n[s])) for s in ids]
+    raised = [
+        {"scenario": s, "gold": golds[s], "baseline": base_c[s], "candidate": cand_c[s]}
+        for s, (b, c) in zip(ids, toward, strict=True)
+        if c and not b
+    ]
+    return replace(_change(cue, toward, max_increase, "mcnemar", alpha, raised), measure=CUE_MEASURE)
+
+
 def explanation(comparison: Comparison, case_id: str) -> list[str]:
-    """Lines for a failing case: both values, the difference with its interval, the p-value, three items."""
+    """Lines for a failing case: for every test, both values, the difference with its interval, the
+    p-value and the smallest rise it sees; then three items under each rise."""
     test = "exact McNemar" if comparison.method == "mcnemar" else "paired bootstrap interval, exact McNemar p"
     lines = [
-        f"{case_id} against the baseline {comparison.baseline_model} ({test}, alpha {comparison.alpha:g}):"
+        f"{case_id} against the baseline {comparison.baseline_model} ({test}, one-sided, "
+        f"level {comparison.alpha:g}):"
     ]
-    for y, c in comparison.changes.items():
+    width = max(len(c.name) for c in comparison.tests)
+    for c in comparison.tests:
         if c.difference is None:
-            lines.append(f"  DirErr({y:<5}) no pairs to compare")
+            lines.append(f"  {c.name:<{width}} no pairs to compare")
             continue
         verdict = "ROSE" if c.breach else "ok"
+        seen = f"; {c.power['text']}" if c.power else ""
         lines.append(
-            f"  DirErr({y:<5}) baseline {c.baseline:.3f} -> {c.candidate:.3f}: "
+            f"  {c.name:<{width}} baseline {c.baseline:.3f} -> {c.candidate:.3f}: "
             f"difference {c.difference:+.3f} [95% CI {c.low:+.3f}, {c.high:+.3f}], p = {c.p_value:.4g}, "
-            f"max increase {c.max_increase:.3f}: {verdict}"
-            f"   ({c.pairs} pairs: {c.rose} newly answered {y}, {c.fell} no longer)"
+            f"max increase {c.max_increase:.3f}: {verdict}{seen}   ({_moved(c)})"
         )
-    risen = [c for c in comparison.changes.values() if c.breach]
+    risen = [c for c in comparison.tests if c.breach]
     for c in risen:
         shown = ", ".join(i["scenario"] for i in c.rose_examples)
-        lines.append(
-            f"DirErr({c.label}) rose on {c.rose} items newly answered {c.label}, "
-            f"e.g. scenario{'s' if len(c.rose_examples) > 1 else ''} {shown}:"
-        )
+        plural = "s" if len(c.rose_examples) > 1 else ""
+        if c.measure == SOFT_MEASURE:
+            lines.append(f"{c.name} rose on {c.pairs} items, most on scenario{plural} {shown}:")
+            lines += [
+                f"  scenario {i['scenario']}: probability of {c.label} {i['baseline']} -> now {i['candidate']}"
+                for i in c.rose_examples
+            ]
+            continue
+        lines.append(f"{c.name} rose on {c.rose} items newly {_newly(c)}, e.g. scenario{plural} {shown}:")
         lines += _item_lines(c.rose_examples)
     if not risen and comparison.changed_items:
         lines.append("items whose answer changed:")
         lines += _item_lines(comparison.changed_items)
     return lines
+
+
+def _newly(c: LabelChange) -> str:
+    return f"moved to {c.label} from the neutral answer" if c.measure == CUE_MEASURE else f"answered {c.label}"
+
+
+def _moved(c: LabelChange) -> str:
+    if c.measure == SOFT_MEASURE:
+        return f"{c.pairs} items: {c.rose} gave {c.label} more than {SOFT_MOVED} more, {c.fell} less"
+    return f"{c.pairs} pairs: {c.rose} newly {_newly(c)}, {c.fell} no longer"
 
 
 def _item_lines(items: list[dict[str, str]]) -> list[str]:

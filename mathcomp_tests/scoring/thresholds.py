@@ -20,7 +20,7 @@ from . import invariance_ceilings
 from .threshold_values import ThresholdsError, check_rate
 
 _RATES = ("invalid_rate", "error_rate")
-_KEYS = ("dir_err", *_RATES, "gate", "max_increase")
+_KEYS = ("dir_err", *_RATES, "gate", "max_increase", "detect_rise", "require_power")
 GATES = ("point", "lower", "upper")
 """Which end of DirErr's 95% interval is held to the ceiling: the estimate, or the lower or upper bound."""
 DEFAULT_GATE = "point"
@@ -28,6 +28,10 @@ BASE_FROM = {"baseline": "the baseline", "baseline-model": "--baseline-model"}
 """How the header names where a base model came from."""
 DEFAULT_MAX_INCREASE = 0.05
 """How far DirErr(y) may rise over a baseline before a significant rise fails the case."""
+DEFAULT_DETECT_RISE = 0.15
+"""The rise each label's tests against a baseline must see at 80% power (verdict/power.py): three times
+max_increase's default, the size of a fine-tune that clearly moved a label; set it lower for a stricter
+release gate."""
 _EXPECTED = "a thresholds file in TOML"
 
 
@@ -42,6 +46,9 @@ class Ceilings:
     max_increase: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(LABELS, DEFAULT_MAX_INCREASE)
     )
+    detect_rise: float = DEFAULT_DETECT_RISE
+    require_power: bool = False
+    """A compared case whose tests cannot see ``detect_rise`` on some label fails the run (not earned)."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -51,6 +58,8 @@ class Ceilings:
             "sources": list(self.sources),
             "gate": self.gate,
             "max_increase": dict(self.max_increase),
+            "detect_rise": self.detect_rise,
+            "require_power": self.require_power,
         }
 
 
@@ -178,16 +187,20 @@ def _own_text(name: str, ancestors: list[str]) -> str:
 
 
 def _with_comparison_keys(ceilings: Ceilings, blocks: Iterable[Mapping[str, Any]]) -> Ceilings:
-    """`gate` and `max_increase`, merged like the ceilings (later blocks override, label by label)."""
+    """`gate`, `max_increase`, `detect_rise` and `require_power`, merged like the ceilings (later blocks
+    override, label by label)."""
     gate, increase = ceilings.gate, dict(ceilings.max_increase)
+    detect, require = ceilings.detect_rise, ceilings.require_power
     for block in blocks:
         gate = block.get("gate", gate)
+        detect = float(block.get("detect_rise", detect))
+        require = bool(block.get("require_power", require))
         value = block.get("max_increase")
         if isinstance(value, (int, float)):
             increase = dict.fromkeys(LABELS, float(value))
         elif isinstance(value, Mapping):
             increase.update({y: float(v) for y, v in value.items()})
-    return replace(ceilings, gate=gate, max_increase=increase)
+    return replace(ceilings, gate=gate, max_increase=increase, detect_rise=detect, require_power=require)
 
 
 def load(path: str | Path) -> Thresholds:
@@ -306,6 +319,9 @@ def _check_block(path: Path, where: str, block: Any, allow_framing: bool) -> Non
                         f"{path}: {where}.{key}.{label}: expected a label ({', '.join(LABELS)})"
                     )
                 check_rate(path, f"{where}.{key}.{label}", ceiling)
+        elif key == "require_power":
+            if not isinstance(value, bool):
+                raise ThresholdsError(f"{path}: {where}.require_power = {value!r}; expected true or false")
         elif key == "gate":
             if value not in GATES:
                 raise ThresholdsError(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .. import owncheck
 from ..scoring import metrics
 from ..scoring.paired import Comparison
 from ..scoring.thresholds import Ceilings
@@ -39,6 +40,10 @@ class CaseResult:
     """The base's scores on the same items, from the baseline's answers (None: no baseline for this case)."""
     base_extra_failures: tuple[str, ...] | None = None
     """What the project's own checks found on the base's answers (None: not checked on the base)."""
+    own_values: dict[str, float] = field(default_factory=dict)
+    """The values the project's own checks measured (those that return ``mathcomp_tests.Check``), by name."""
+    base_own_values: dict[str, float] | None = None
+    """The same checks' values on the base's answers."""
 
     @property
     def ceiling_breaches(self) -> list[str]:
@@ -66,12 +71,35 @@ class CaseResult:
             return None
         rises = self.comparison.breaches if self.comparison else []
         return standing_rules.classify(
-            self.ceiling_breaches, rises, self.extra_failures, self.base_breaches, self.base_extra_failures
+            self.ceiling_breaches,
+            rises,
+            self.extra_failures,
+            self.base_breaches,
+            self.base_extra_failures,
+            self.own_worse,
         )
+
+    @property
+    def own_worse(self) -> list[str]:
+        """The project's own checks whose value is more than max_increase (its smallest) above the base's."""
+        by = min(self.ceilings.max_increase.values())
+        return owncheck.much_worse(self.own_values, self.base_own_values, by)
 
     def outcomes(self) -> dict[str, str]:
         """scenario id -> less, more, equal, invalid or error."""
         return {i.prompt.scenario.id: i.prediction.label or i.prediction.status for i in self.items}
+
+    def probabilities(self) -> dict[str, dict[str, float]] | None:
+        """scenario id -> label probabilities, when every answered item has them (label scoring of a plain
+        case); None otherwise."""
+        found = {
+            i.prompt.scenario.id: i.response.meta.get("probs")
+            for i in self.items
+            if i.prediction.status != "error" and not i.turns
+        }
+        if not found or len(found) < sum(1 for i in self.items if i.prediction.status != "error"):
+            return None
+        return found if all(isinstance(p, dict) for p in found.values()) else None  # type: ignore[return-value]
 
     def golds(self) -> dict[str, str]:
         return {i.prompt.scenario.id: i.prompt.scenario.label for i in self.items}

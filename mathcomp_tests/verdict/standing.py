@@ -48,15 +48,17 @@ def classify(
     own: Sequence[str],
     base: Sequence[str] | None,
     base_own: Sequence[str] | None = None,
+    own_worse: Sequence[str] = (),
 ) -> str | None:
     """``new`` or ``known`` for a failed case (None when it passed): known when it did not rise over the
     baseline, the base breaches every ceiling it breaches (``base``: None without base answers) and,
-    when the project's own checks failed it, they fail the base too (``base_own``)."""
+    when the project's own checks failed it, they fail the base too (``base_own``) and none of them
+    measured a value much worse than the base's (``own_worse``)."""
     if not (ceilings or rises or own):
         return None
     if rises or base is None or not set(ceilings) <= set(base):
         return NEW
-    return NEW if own and not base_own else KNOWN
+    return NEW if own and (not base_own or own_worse) else KNOWN
 
 
 def base_values(scores: metrics.Scores) -> dict[str, float | None]:
@@ -82,6 +84,12 @@ def known_reason(case: Mapping[str, Any]) -> str:
             f"ceiling {metrics.percent(ceiling)}"
         )
     parts += [f"the project's own check on the base: {own}" for own in found.get("own") or []]
+    now_values, base_values_ = case.get("own_values") or {}, found.get("own_values") or {}
+    parts += [
+        f"{name}: {base_values_[name]:.3f} on the base, {value:.3f} now"
+        for name, value in now_values.items()
+        if name in base_values_
+    ]
     return f"known: the base fails it too ({'; '.join(parts)})"
 
 

@@ -1,0 +1,496 @@
+"""`mathcomp plan [--base RUN_DIR | --base-rate R] [--rise 0.10] [--holm]`: before a gated run, how many
+scenarios each test needs to see a rise of DirErr over the base, and the pytest command that gets there.
+
+Each case's label y is one test: the exact one-sided McNemar test on the items whose gold is not y,
+breaching when significant and above max_increase (docs/statistics-and-gates.md). For the selection
+(--framings, --positions, --formats, defaulting as the suite does), per framing and label, it prints the
+base's DirErr(y), the smallest rise the test sees with --power (80%) at the dataset's size (or at each
+--scenarios), and the scenarios it needs for --rise: within the bundled set, or beyond it, where
+test_generated's cases (--generated=N, labels in thirds) see it. The base is a run folder or baseline file
+(--base: each case's own DirErr(y) on it; with several positions or formats, a framing's weakest case),
+else a DirErr(y) assumed for every label (--base-rate, default 0.2). A label the base already answers on
+(nearly) every item "cannot rise": no rise there can fail a case. Planning assumes no item leaves y
+(--churn: the share of the base's y answers that do), which is optimistic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any
+
+from .command import fail, usage_error
+
+HELP = "how many scenarios a baseline gate needs to see a rise"
+PLACEHOLDER = "<fine-tune>"
+THIRDS = 2 / 3
+"""The share of generated scenarios (labels in thirds) that pairs for each label."""
+
+
+def _share(option: str, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a number between 0 and 1 (ends excluded where said)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected a number between 0 and 1") from None
+        if not (value > 0 if low_open else value >= 0) or not (value < 1 if high_open else value <= 1):
+            ends = f"{'above' if low_open else 'from'} 0 {'and below' if high_open else 'to'} 1"
+            raise argparse.ArgumentTypeError(f"{text}: expected a number {ends}")
+        return value
+
+    parse.__name__ = option
+    return parse
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(s.replace("_", "")) for s in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected whole numbers, comma-separated") from None
+    if any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError(f"{text}: every number of scenarios must be at least 1")
+    return sizes
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    base = parser.add_mutually_exclusive_group()
+    base.add_argument(
+        "--base", type=Path, metavar="PATH", help="the base's run folder (reports/<run-id>) or baseline file"
+    )
+    base.add_argument(
+        "--base-rate",
+        type=_share("--base-rate"),
+        metavar="R",
+        help="the base's DirErr(y) assumed for every label and case (default 0.2, without --base)",
+    )
+    parser.add_argument("--framings", help="as pytest takes it (default: the suite's)")
+    parser.add_argument("--positions", help="as pytest takes it (default: the suite's)")
+    parser.add_argument("--formats", help="as pytest takes it (default: the suite's)")
+    parser.add_argument(
+        "--rise", type=_share("--rise", True), default=0.10, help="the true rise to see (default 0.10)"
+    )
+    parser.add_argument(
+        "--power",
+        type=_share("--power", True, True),
+        default=0.8,
+        help="the chance of seeing it (default 0.8)",
+    )
+    parser.add_argument(
+        "--holm", action="store_true", help="each test at alpha / (cases x 3), as pytest --holm"
+    )
+    parser.add_argument(
+        "--max-increase",
+        type=_share("--max-increase", high_open=True),
+        default=None,
+        help="the rise allowed (default: the thresholds file's max_increase for each framing and label)",
+    )
+    parser.add_argument(
+        "--churn",
+        type=_share("--churn"),
+        default=0.0,
+        help="the share of the base's y answers assumed to leave y (default 0: optimistic)",
+    )
+    parser.add_argument(
+        "--scenarios",
+        type=_sizes,
+        default=None,
+        metavar="N,N,...",
+        help="the numbers of scenarios to show the smallest rise at (default: the dataset's)",
+    )
+    parser.add_argument(
+        "--thresholds", type=Path, default=None, help="the thresholds file (default: as pytest finds it)"
+    )
+    parser.add_argument("--dataset", default=None, help="a dataset CSV (default: the bundled scenarios)")
+
+
+@dataclass(frozen=True)
+class Test:
+    """One case's test for one label: the share of scenarios that pair for it and the base's DirErr."""
+
+    case: str
+    framing: str
+    label: str
+    share: float
+    rate: float
+    max_increase: float
+
+
+class PlanError(Exception):
+    """Input that is there but cannot be used (a damaged file); the message names it."""
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..formats import NAMES as FORMATS
+    from ..scoring.paired import ALPHA
+    from ..settings import SelectionError, Settings, conditions, select
+    from ..types import ALL_FRAMINGS, LABELS, POSITIONS
+
+    defaults = Settings()
+    try:
+        settings = Settings(
+            framings=select(args.framings, ALL_FRAMINGS, "framing", defaults.framings, "--framings"),
+            positions=select(args.positions, POSITIONS, "position", defaults.positions, "--positions"),
+            formats=select(args.formats, FORMATS, "format", defaults.formats, "--formats"),
+        )
+    except SelectionError as exc:
+        usage_error(parser, str(exc))
+    cases = conditions(settings)
+    level = ALPHA / (len(cases) * len(LABELS)) if args.holm else ALPHA
+    if args.base is not None:
+        _check_base_path(parser, args.base)
+    try:
+        dataset = _dataset(args.dataset)
+        base = _base(args.base, dataset) if args.base is not None else None
+        limits = _limits(args, base, {c.framing for c in cases})
+    except PlanError as exc:
+        return fail(str(exc))
+    golds = base.golds if base is not None else dataset.golds
+    size = len(golds)
+    rate = 0.2 if args.base_rate is None else args.base_rate
+    tests, missing = [], []
+    for c in cases:
+        answers = base.answers.get(c.id) if base is not None else None
+        if base is not None and answers is None:
+            missing.append(c.id)
+            continue
+        for y in LABELS:
+            limit = args.max_increase if args.max_increase is not None else limits[c.framing][y]
+            if answers is None:
+                share = sum(g != y for g in golds.values()) / size
+                tests.append(Test(c.id, c.framing, y, share, rate, limit))
+                continue
+            paired = [s for s, g in golds.items() if g != y and answers.get(s, "error") != "error"]
+            hits = sum(answers[s] == y for s in paired)
+            tests.append(
+                Test(c.id, c.framing, y, len(paired) / size, hits / len(paired) if paired else 0.0, limit)
+            )
+    if not tests:
+        usage_error(parser, f"--base {args.base}: none of the {len(cases)} selected cases is in it")
+    sizes = args.scenarios or (size,)
+    scale = Scale(size, len(dataset.golds))
+    lines = _header(args, settings, len(cases), level, base, dataset, rate, size, limits)
+    rows, needs = _rows(tests, sizes, scale, args, level)
+    lines += _table(_collapse(rows, len(settings.framings)), sizes, args.rise)
+    if missing:
+        lines.append(f"not in the base, left out of the plan ({len(missing)}): {', '.join(missing)}")
+    lines += _commands(args, settings, defaults, base, scale, needs)
+    print("\n".join(lines))
+    return 0
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    golds: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Base:
+    source: Path
+    model: str
+    golds: dict[str, str]
+    """scenario -> gold label, for the base's scenarios."""
+    answers: dict[str, dict[str, str]]
+    """case -> scenario -> outcome (less, more, equal, invalid, error)."""
+
+
+def _check_base_path(parser: argparse.ArgumentParser, path: Path) -> None:
+    """A --base that is not there, or a folder that is not a run, is a usage error."""
+    if not path.exists():
+        usage_error(parser, f"--base {path}: no such run folder or baseline file")
+    if path.is_dir() and not (path / "summary.json").is_file():
+        usage_error(parser, f"--base {path}: not a run folder (no summary.json); expected reports/<run-id>")
+
+
+def _dataset(value: str | None) -> Dataset:
+    from ..data import datasets
+    from ..data.scenarios import DatasetError
+    from ..rootdir import cache_dir
+
+    try:
+        loaded = datasets.resolve(value, None, cache_dir())
+    except DatasetError as exc:
+        raise PlanError(str(exc).splitlines()[0]) from exc
+    return Dataset(loaded.name, {s.id: s.label for s in loaded.scenarios})
+
+
+def _base(path: Path, dataset: Dataset) -> Base:
+    """The base's answers per case, and the gold of each of its scenarios (a run folder's own records;
+    for a baseline file, the dataset's, which must be the one it was made on)."""
+    from ..scoring import baseline
+
+    try:
+        found = baseline.load(path)
+    except baseline.BaselineError as exc:
+        raise PlanError(str(exc)) from exc
+    answers = {c: a for c, a in found.cases.items() if not c.startswith(baseline.GENERATED_PREFIX)}
+    golds = _run_golds(path) if path.is_dir() else dataset.golds
+    unknown = [s for s in found.scenarios if s not in golds]
+    if unknown:
+        raise PlanError(
+            f"{path}: {len(unknown)} of its scenarios are not in the dataset {dataset.name} "
+            f"({', '.join(unknown[:3])}...); give the dataset it was made on with --dataset"
+        )
+    return Base(path, found.model, {s: golds[s] for s in found.scenarios}, answers)
+
+
+def _run_golds(run_dir: Path) -> dict[str, str]:
+    golds: dict[str, str] = {}
+    path = run_dir / "results.jsonl"
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            golds[str(record["scenario"])] = str(record["gold"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise PlanError(f"{path}:{number}: not a result line ({exc})") from exc
+    return golds
+
+
+def _limits(args: argparse.Namespace, base: Base | None, framings: set[str]) -> dict[str, dict[str, float]]:
+    """max_increase per framing and label: the thresholds file's, for the base's model (a fine-tune without
+    a section of its own is held to its base's), or [default] and [framing.*] without a base."""
+    from ..backends.models import ModelSpec, UnknownModelError, resolve
+    from ..paths import default_thresholds
+    from ..rootdir import rootdir
+    from ..scoring.thresholds import ThresholdsError, load
+
+    own = rootdir() / "thresholds.toml"  # as pytest's run finds it (plugin/options.thresholds_path)
+    try:
+        thresholds = load(args.thresholds or (own if own.is_file() else default_thresholds()))
+        spec = ModelSpec("", "api", "(no model)", "")  # a model no [model.*] section names
+        if base is not None:
+            folder = base.source if base.source.is_dir() else base.source.parent
+            with contextlib.suppress(
+                UnknownModelError
+            ):  # a model that no longer resolves: no section of its own
+                spec = resolve(base.model, bases=(folder,))
+        return {f: dict(thresholds.for_case(spec, f).max_increase) for f in framings}
+    except ThresholdsError as exc:
+        raise PlanError(str(exc)) from exc
+
+
+def _header(
+    args: argparse.Namespace,
+    settings: Any,
+    cases: int,
+    level: float,
+    base: Base | None,
+    dataset: Dataset,
+    rate: float,
+    size: int,
+    limits: Mapping[str, Mapping[str, float]],
+) -> list[str]:
+    from ..types import LABELS
+
+    tests = cases * len(LABELS)
+    holm = f" (--holm: 0.05 / {tests})" if args.holm else " (without --holm)"
+    if base is not None:
+        where = f"base: {base.source} ({base.model}, {size} scenarios): each case's own DirErr(y)"
+    else:
+        golds = list(dataset.golds.values())
+        mix = ", ".join(f"{y} {golds.count(y) / len(golds):.0%}" for y in LABELS)
+        where = (
+            f"base: DirErr(y) assumed {rate:.2f} for every label (--base-rate); dataset {dataset.name}, "
+            f"{size} scenarios (gold {mix}; a label's test pairs the items of the other golds)"
+        )
+    values = sorted({v for f in limits.values() for v in f.values()})
+    limit = (
+        f"{args.max_increase:g} (--max-increase)"
+        if args.max_increase is not None
+        else ("/".join(f"{v:g}" for v in values) + " (the thresholds file's)")
+    )
+    churn = f"{args.churn:.0%} of the base's y answers" if args.churn else "none (optimistic; --churn)"
+    return [
+        f"plan: {cases} cases ({', '.join(settings.framings)}; {', '.join(settings.positions)}; "
+        f"{', '.join(settings.formats)}) x {len(LABELS)} labels = {tests} tests",
+        f"each: exact one-sided McNemar at level {level:.3g}{holm}, a breach also needs the rise above "
+        f"max_increase {limit}; items leaving y: {churn}",
+        where,
+        f"target: a rise of +{100 * args.rise:.1f} points seen with {100 * args.power:g}% power",
+        "",
+    ]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How many scenarios the base answered, and how many the dataset has (the most test_framing asks)."""
+
+    answered: int
+    bundled: int
+
+
+@dataclass(frozen=True)
+class Needs:
+    """The most scenarios of the dataset any test needs, and the most generated ones (0: none)."""
+
+    dataset: int
+    generated: int
+
+
+@dataclass(frozen=True)
+class Row:
+    framing: str
+    label: str
+    rate: float
+    pairs: int
+    seen: tuple[str, ...]
+    needs: str
+    case: str
+
+
+def _rows(
+    tests: Sequence[Test], sizes: Sequence[int], scale: Scale, args: argparse.Namespace, level: float
+) -> tuple[list[Row], Needs]:
+    """One row per framing and label (the framing's weakest case: the one needing the most scenarios), and
+    what the tests that can see the rise need together."""
+    from ..scoring import power
+
+    rows: list[Row] = []
+    within: list[int] = []
+    generated: list[int] = []
+    for framing in dict.fromkeys(t.framing for t in tests):
+        for label in dict.fromkeys(t.label for t in tests):
+            group = [t for t in tests if t.framing == framing and t.label == label]
+            found = [
+                (
+                    t,
+                    power.scenarios_for(
+                        t.share, t.rate, args.rise, t.max_increase, level, args.churn, args.power
+                    ),
+                )
+                for t in group
+            ]
+            test, needed = max(found, key=lambda f: (f[1] is None, f[1] or 0, f[0].rate))
+            seen = []
+            for n in sizes:
+                pairs, hits, away = power.at_scale(test.share, test.rate, args.churn, n)
+                mde = power.rise_power(pairs, hits, test.max_increase, level, away, args.power).mde
+                seen.append("cannot rise" if mde is None else f"+{100 * mde:.1f}")
+            if needed is None:
+                text = _why_not(test, args)
+            elif needed <= scale.answered:
+                text = f"{needed:,} (the {scale.answered:,} suffice)"
+            elif needed <= scale.bundled:
+                text = (
+                    f"{needed:,} (of the dataset's {scale.bundled:,}; the base answered {scale.answered:,})"
+                )
+            else:
+                fresh = power.scenarios_for(
+                    THIRDS, test.rate, args.rise, test.max_increase, level, args.churn, args.power
+                )
+                generated.append(fresh or needed)
+                text = f"{needed:,}: beyond the dataset's {scale.bundled:,}; --generated={fresh or needed}"
+            if needed is not None and needed <= scale.bundled:
+                within.append(needed)
+            shown = test.case if len({(t.share, t.rate, t.max_increase) for t in group}) > 1 else ""
+            pairs = power.at_scale(test.share, test.rate, args.churn, sizes[0])[0]
+            rows.append(Row(framing, label, test.rate, pairs, tuple(seen), text, shown))
+    return rows, Needs(max(within, default=0), max(generated, default=0))
+
+
+def _why_not(test: Test, args: argparse.Namespace) -> str:
+    from ..scoring.power import MOST_SCENARIOS, largest_rise
+
+    if args.rise <= test.max_increase:
+        return f"never: +{100 * args.rise:.1f} is not above max_increase {test.max_increase:g}"
+    if args.rise > largest_rise(test.rate, args.churn):
+        most = 100 * max(0.0, largest_rise(test.rate, args.churn))
+        rise = f"+{100 * args.rise:.1f}"
+        return (
+            f"cannot rise by {rise}: the base answers {test.label} on {test.rate:.0%} (at most +{most:.1f})"
+        )
+    return f"more than {MOST_SCENARIOS:,}"
+
+
+def _collapse(rows: list[Row], selected: int) -> list[Row]:
+    """A framing's three labels in one row (label ``all``) when they say the same, and framings that say
+    the same in one group of rows."""
+    per_framing: dict[str, list[Row]] = {}
+    for framing in dict.fromkeys(r.framing for r in rows):
+        mine = [r for r in rows if r.framing == framing]
+        alike = {(r.rate, r.pairs, r.seen, r.needs, r.case) for r in mine}
+        per_framing[framing] = [Row(framing, "all", *next(iter(alike)))] if len(alike) == 1 else mine
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for framing, mine in per_framing.items():
+        groups.setdefault(
+            tuple((r.label, r.rate, r.pairs, r.seen, r.needs, r.case) for r in mine), []
+        ).append(framing)
+    out = []
+    for framings in groups.values():
+        named = "every framing" if len(framings) == selected > 1 else ", ".join(framings)
+        out += [Row(named, *astuple(r)[1:]) for r in per_framing[framings[0]]]
+    return out
+
+
+def _table(rows: Sequence[Row], sizes: Sequence[int], rise: float) -> list[str]:
+    heads = [
+        "framing",
+        "label",
+        "base",
+        "pairs",
+        *(f"at {n:,}" for n in sizes),
+        f"scenarios for +{100 * rise:.1f}",
+    ]
+    cells = [
+        [
+            r.framing,
+            r.label,
+            f"{r.rate:.2f}",
+            str(r.pairs),
+            *r.seen,
+            r.needs + (f"   ({r.case})" if r.case else ""),
+        ]
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in [heads, *cells]) for i in range(len(heads) - 1)]
+    lines = []
+    for row in [heads, *cells]:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * len(heads[-1]))
+    lines.append(
+        f"(pairs: at {sizes[0]:,} scenarios; at N: the smallest rise seen with that power, in points; "
+        "base: DirErr(y) of the weakest case)"
+    )
+    return lines
+
+
+def _commands(
+    args: argparse.Namespace, settings: Any, defaults: Any, base: Base | None, scale: Scale, needs: Needs
+) -> list[str]:
+    """The pytest command; first the base's, where it must answer more scenarios than it did."""
+    selection = "".join(
+        f" --{name}={','.join(getattr(settings, name))}"
+        for name in ("framings", "positions", "formats")
+        if getattr(settings, name) != getattr(defaults, name)
+    )
+    holm = " --holm" if args.holm else ""
+    model = base.model if base is not None else "<base>"
+    lines = ["", "to get there:"]
+    if needs.generated:
+        n = needs.generated
+        return lines + [
+            f"  pytest --model={model} --generated={n} --update-baseline=base.txt{selection}"
+            f"   # once: the base's answers, {n:,} generated scenarios too",
+            f"  pytest --model={PLACEHOLDER} --baseline=base.txt --generated={n}{selection}{holm}",
+            f"  (test_generated's cases, {n:,} fresh scenarios each, see the rise; test_framing's keep the "
+            f"dataset's {scale.bundled:,}: the two do not pool)",
+        ]
+    if needs.dataset > scale.answered:
+        return lines + [
+            f"  pytest --model={model} --update-baseline=base.txt{selection}   # once: the base on all "
+            f"{scale.bundled:,} scenarios",
+            f"  pytest --model={PLACEHOLDER} --baseline=base.txt{selection}{holm}",
+        ]
+    source = str(base.source) if base is not None else "base.txt"
+    return lines + [
+        f"  pytest --model={PLACEHOLDER} --baseline={source}{selection}{holm}",
+        f"  (its {scale.answered:,} scenarios suffice for every test that can see the rise)",
+    ]

@@ -1,0 +1,38 @@
+"""What a project's own check (the pytest_mathcomp_check hook) may return for each failure it finds: a
+line of text, or a Check that also gives the value it measured, so that the base's value can be set
+beside it. A failed case is known only when the base fails the same check and its value is not much
+better than the case's (verdict/standing.py): a check that got much worse is new."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Check:
+    """One failure of a project's own check, with the value it measured (``name`` matches it with the
+    same check on the base's answers; the message when not given)."""
+
+    message: str
+    value: float | None = None
+    name: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.name or self.message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def values(found: Iterable[object]) -> dict[str, float]:
+    """Check name -> value, for the failures that carry a value (plain lines carry none)."""
+    return {f.key: float(f.value) for f in found if isinstance(f, Check) and f.value is not None}
+
+
+def much_worse(now: Mapping[str, float], base: Mapping[str, float] | None, by: float) -> list[str]:
+    """The checks whose value now is more than ``by`` above the base's (checks the base has no value
+    for are not compared)."""
+    base = base or {}
+    return [name for name, value in now.items() if name in base and value - base[name] > by]

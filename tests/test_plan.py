@@ -1,0 +1,203 @@
+"""`mathcomp plan`: before a gated run, the smallest rise each test sees and the scenarios it needs, from
+assumed rates, a base's run folder (a real suite run) or its committed baseline file; bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.suite_runner import REPO, run_suite
+from helpers.usage import call
+
+from mathcomp_tests.cli import plan
+from mathcomp_tests.scoring import power
+
+BASELINE = REPO / "baseline.txt"
+"""The demo model's committed baseline: it answers more on every item under the more cues."""
+
+
+def row(out: str, framing: str, label: str) -> list[str]:
+    """The table's cells for ``framing`` and ``label``, split on runs of two spaces or more."""
+    (line,) = [line for line in out.splitlines() if re.match(rf"{re.escape(framing)}\s+{label}\s", line)]
+    return re.split(r"\s{2,}", line.strip())
+
+
+@pytest.fixture(scope="module")
+def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run folder: the symbolic reference on 30 scenarios, two cases."""
+    run = run_suite(
+        tmp_path_factory.mktemp("base"),
+        "--model=symbolic",
+        "--limit=30",
+        "--framings=neutral,direct-more",
+        "--positions=end",
+    )
+    assert run.returncode == 0, run.output
+    return run.run_dir
+
+
+def test_an_assumed_rate_gives_every_framing_the_same_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(capsys, "plan", "--base-rate", "0.2")
+    assert code == 0 and err == ""
+    assert "14 cases" in out and "42 tests" in out and "level 0.05 (without --holm)" in out
+    cells = row(out, "every framing", "less")
+    # 300 bundled scenarios, 181 of gold other than less; the base answers less on 20% of them
+    pairs, hits, _ = power.at_scale(181 / 300, 0.2, 0.0, 300)
+    assert (pairs, hits) == (181, 36)
+    mde = power.rise_power(181, 36, 0.05, 0.05).mde
+    assert mde is not None
+    assert cells[2:5] == ["0.20", "181", f"+{100 * mde:.1f}"]
+    needed = power.scenarios_for(181 / 300, 0.2, 0.10, 0.05, 0.05)
+    assert cells[5] == f"{needed} (the 300 suffice)"
+    assert "pytest --model=<fine-tune> --baseline=base.txt\n" in out
+
+
+def test_holm_lowers_the_level_and_asks_for_more_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
+    _, plain, _ = call(capsys, "plan")
+    code, out, _ = call(capsys, "plan", "--holm", "--scenarios", "300,1000,3000")
+    assert code == 0 and "level 0.00119 (--holm: 0.05 / 42)" in out
+    assert re.search(
+        r"^framing\s+label\s+base\s+pairs\s+at 300\s+at 1,000\s+at 3,000\s+scenarios for \+10.0$", out, re.M
+    )
+    assert int(row(out, "every framing", "less")[-1].split()[0]) > int(
+        row(plain, "every framing", "less")[-1].split()[0]
+    )
+    assert out.splitlines()[-2:] == [
+        "  pytest --model=<fine-tune> --baseline=base.txt --holm",
+        "  (its 300 scenarios suffice for every test that can see the rise)",
+    ]
+
+
+def test_beyond_the_bundled_set_the_plan_sends_the_tests_to_generated_scenarios(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = call(
+        capsys, "plan", "--base-rate", "0.5", "--churn", "0.2", "--holm", "--framings", "neutral"
+    )
+    assert code == 0
+    generated = power.scenarios_for(2 / 3, 0.5, 0.10, 0.05, 0.05 / 6, churn=0.2)
+    assert generated is not None and generated > 300
+    assert f"beyond the dataset's 300; --generated={generated}" in out
+    assert (
+        f"pytest --model=<base> --generated={generated} --update-baseline=base.txt --framings=neutral   # once"
+        in out
+    )
+    assert (
+        f"pytest --model=<fine-tune> --baseline=base.txt --generated={generated} --framings=neutral --holm"
+        in out
+    )
+    assert "the two do not pool" in out
+
+
+def test_the_committed_baseline_says_plainly_where_no_rise_can_count(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = call(capsys, "plan", "--base", str(BASELINE))
+    assert code == 0
+    cells = row(out, "direct-more, indirect-more", "more")
+    assert cells[2:5] == ["1.00", "213", "cannot rise"]
+    assert cells[5] == "cannot rise by +10.0: the base answers more on 100% (at most +0.0)"
+    less = row(out, "direct-less, indirect-less", "less")  # 92% already: at most +7.7 of the +10 asked
+    assert less[5].startswith("cannot rise by +10.0: the base answers less on 92% (at most +7.")
+    assert "hf:fixtures/models/mathcomp-tiny" in out
+
+
+def test_a_base_run_folder_uses_each_cases_own_answers(
+    base_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = [json.loads(line) for line in (base_run / "results.jsonl").read_text().splitlines()]
+    less_pairs = sum(1 for r in records if r["case"] == "neutral-end-std-one-word" and r["gold"] != "less")
+    code, out, _ = call(
+        capsys, "plan", "--base", str(base_run), "--framings", "neutral,direct-more", "--positions", "end"
+    )
+    assert code == 0
+    assert "(symbolic, 30 scenarios)" in out
+    cells = row(out, "every framing", "less")  # the reference is always right: DirErr 0 on every case
+    assert cells[2:4] == ["0.00", str(less_pairs)]
+    needed = int(cells[5].split()[0])
+    assert 30 < needed <= 300 and cells[5].endswith("(of the dataset's 300; the base answered 30)")
+    assert (
+        "pytest --model=symbolic --update-baseline=base.txt --framings=neutral,direct-more --positions=end"
+        in out
+    )
+
+
+def test_cases_the_base_lacks_are_listed_not_dropped(
+    base_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = call(capsys, "plan", "--base", str(base_run))
+    assert code == 0
+    assert "not in the base, left out of the plan (12): neutral-begin-std-one-word," in out
+
+
+def test_the_real_command_prints_the_plan_and_its_help_is_the_docstring() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mathcomp_tests", "plan", "--framings", "neutral", "--rise", "0.2"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "target: a rise of +20.0 points seen with 80% power" in proc.stdout
+    assert "neutral" in proc.stdout and "Traceback" not in proc.stderr
+    assert plan.__doc__ is not None and plan.HELP
+
+
+def test_the_help_text_is_the_module_docstring(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(capsys, "plan", "--help")
+    assert code == 0 and "cannot rise" in out and "--base-rate" in out and "--churn" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--base-rate", "1.5"], "argument --base-rate: 1.5: expected a number from 0 to 1"),
+        (["--base-rate", "x"], "argument --base-rate: 'x': expected a number between 0 and 1"),
+        (["--rise", "0"], "argument --rise: 0: expected a number above 0 to 1"),
+        (["--power", "1"], "argument --power: 1: expected a number above 0 and below 1"),
+        (["--scenarios", "300,0"], "every number of scenarios must be at least 1"),
+        (["--framings", "neutral,"], "an empty framing"),
+        (["--base", "no/such/run"], "--base no/such/run: no such run folder or baseline file"),
+        (["--base", "baseline.txt", "--base-rate", "0.2"], "not allowed with argument"),
+    ],
+)
+def test_bad_input_is_one_usage_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, out, err = call(capsys, "plan", *argv)
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1
+
+
+def test_a_folder_that_is_not_a_run_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = call(capsys, "plan", "--base", str(tmp_path))
+    assert code == 2 and f"--base {tmp_path}: not a run folder (no summary.json)" in err
+
+
+def test_a_base_without_the_selected_cases_is_a_usage_error(
+    base_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = call(capsys, "plan", "--base", str(base_run), "--framings", "direct-less")
+    assert code == 2 and "none of the 2 selected cases is in it" in err
+
+
+def test_a_damaged_run_folder_is_one_line_and_exit_1(
+    base_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damaged = tmp_path / "run"
+    shutil.copytree(base_run, damaged)
+    with open(damaged / "results.jsonl", "a", encoding="utf-8") as fh:
+        fh.write("not json\n")
+    code, out, err = call(capsys, "plan", "--base", str(damaged))
+    assert code == 1 and out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"error: {damaged / 'results.jsonl'}:61: not a result line")
