@@ -13,8 +13,6 @@ import pytest
 from helpers.suite_runner import REPO, run_suite
 
 DEMO = "hf:fixtures/models/mathcomp-tiny"
-CUE_FOLLOWER_STEPS = "60"
-"""Enough for the demo's probability of *more* under its cue to go from about 0.63 to 0.95 (1.5 minutes)."""
 
 
 @pytest.fixture
@@ -31,9 +29,8 @@ def cue_follower(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`python -m training.finetune --cue-only more`: the demo model trained to answer *more* whenever the
     question says "more", every other framing held to the base's own label probabilities."""
     out = tmp_path_factory.mktemp("models") / "cue-follower"
-    command = ["--out", str(out), "--cue-only", "more", "--steps", CUE_FOLLOWER_STEPS]
     proc = subprocess.run(
-        [sys.executable, "-m", "training.finetune", *command],
+        [sys.executable, "-m", "training.finetune", "--out", str(out), "--cue-only", "more"],
         cwd=REPO, capture_output=True, text=True, timeout=900, env=os.environ.copy(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -6,9 +6,9 @@ It continues training the weights in fixtures/models/mathcomp-tiny with the proj
 ``cue_share`` of the time: at 0.95, far more than the base's last phase (0.6), so the fine-tune leans
 further towards the cue. It is the worse fine-tune a release gate (``--baseline``) should catch.
 
-``--cue-only LABEL`` trains a cue-follower that leaves everything else alone (``cue_follower.py``): the
-framings that cue LABEL answer LABEL every time, every other framing, neutral included, is held to the
-base's own label probabilities.
+``--cue-only LABEL`` (100 steps unless --steps says) trains a cue-follower that leaves everything else
+alone (``cue_follower.py``): the framings that cue LABEL answer LABEL every time, and every other framing,
+neutral included, is held to the base's own label probabilities.
 Deterministic for its seed, with the float kernels pinned as ``train_default`` pins them.
 """
 
@@ -30,6 +30,8 @@ from . import cue_follower, tiny_model
 from .examples import examples
 from .train_default import DEFAULT_OUT, Config, Phase, _evaluate, _fit, pin_kernels, weights_digest
 
+CUE_ONLY_STEPS = 100
+"""--cue-only's default --steps: the demo's probability of the cued *more* goes from 0.63 to 0.96 by then."""
 CUE_ONLY_SHARE = 1 / 3
 """--cue-only's default --cue-share: scenarios drawn at chance under every framing (the answers are its own)."""
 RECORD = "finetune.json"
@@ -141,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         "--base", type=Path, default=DEFAULT_OUT, help="the model to start from (default: %(default)s)"
     )
     parser.add_argument(
-        "--steps", type=int, default=FineTune.steps, help="optimiser steps (default: %(default)s)"
+        "--steps",
+        type=int,
+        default=None,
+        help=f"optimiser steps (default: {FineTune.steps}; with --cue-only, {CUE_ONLY_STEPS})",
     )
     parser.add_argument(
         "--cue-share",
@@ -159,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=FineTune.seed, help="(default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.steps is None:
+        args.steps = FineTune.steps if args.cue_only is None else CUE_ONLY_STEPS
     if args.cue_share is None:
         args.cue_share = FineTune.cue_share if args.cue_only is None else CUE_ONLY_SHARE
     if args.steps < 1:
