@@ -133,4 +133,5 @@ def test_a_cue_follower_that_leaves_neutral_alone_fails_on_its_cue_case_by_the_s
     assert run.returncode == 1, run.output
     assert "soft DirErr(more) rise" in cued["breaches"] and cued["standing"] == "new"
     assert run.table_row("direct-more-end-std-one-word").endswith("FAIL (new)")
+    assert "1 rise (direct-more-end-std-one-word: soft DirErr(more))" in run.output  # the line names it
     assert neutral["passed"], neutral["breaches"]

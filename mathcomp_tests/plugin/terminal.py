@@ -7,6 +7,7 @@ from typing import Any
 
 from ..printable import printable
 from ..records.unreadable import note as unreadable_note
+from ..scoring.baseline_format import few
 from ..scoring.changes import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
 from ..verdict import power
@@ -109,6 +110,9 @@ def baseline_line(baseline: Mapping[str, Any]) -> str:
         f"baseline {printable(str(baseline['model']))}: {compared} {'case' if compared == 1 else 'cases'} compared, "
         f"{rises} {'rise' if rises == 1 else 'rises'}"
     )
+    others = [r for r in baseline["rises"] if not r.partition(": ")[2].startswith("DirErr(")]
+    if others:  # rises of soft DirErr or the toward-cue rate: the change column shows DirErr only
+        line += f" ({few(others)})"
     change = baseline.get("largest_change")
     if change is not None:
         where = f"{change['case']}, {change['label']}" if change["difference"] else "no DirErr changed"

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..scoring.changes import label_of, named, test_name
 from ..scoring.metrics import CASE_METRICS, percent
-from ..verdict import narrowing
+from ..verdict import narrowing, power
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
 from .failures import every_case, invariance_failures, standing_text, verdict
 from .incomplete import incomplete_html
@@ -253,6 +253,8 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         title = verdict(summary).line if known_pass and not incomplete else title
         narrowed = narrowing.phrase(summary.get("narrowed"))
         title += f"; {narrowed}" if narrowed and not (known_pass and not incomplete) else ""
+        blind = power.phrase(summary.get("power"))
+        title += f"; {blind}" if blind and not (known_pass and not incomplete) else ""
         box = "passed" if known_pass and not incomplete else "failed"
         parts = [f'<div class="mathcomp-verdict {box}">{incomplete}<h2>{escape(title)}</h2>']
         parts.append(f"<p>{escape('; '.join(reasons))}.{escape(against)}</p>")
