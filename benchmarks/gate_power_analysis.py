@@ -209,6 +209,36 @@ def _median(values: list[float | None]) -> float | None:
     return None if middle is None else round(middle, 4)
 
 
+def false_alarms(analysed: dict[str, Any]) -> dict[str, Any]:
+    """Per test, its breaches where the change on all 300 scenarios (in the test's own measure) is at most
+    max_increase: nothing the gate should fail. Pooled over every fine-tune, case and label: how many such
+    tests there are, the mean share of subsets in which one breached, the largest, and where."""
+    out: dict[str, Any] = {}
+    for test in TESTS:
+        cells = []
+        for name, model in analysed.items():
+            for case in model["cases"].values():
+                for y, true in case["true"].items():
+                    if test in true and true[test] <= case["max_increase"][y]:
+                        cells.append((name, case["framing"], y, true[test], case["detect"]))
+        by_size: dict[str, Any] = {}
+        for size in (str(n) for n in SIZES):
+            by_size[size] = {}
+            for level in LEVELS:
+                rates = [
+                    (d[size][level][test][y], f"{name} {framing}: {y}, true {100 * t:+.1f} points")
+                    for name, framing, y, t, d in cells
+                ]
+                top = max(rates, default=(0.0, None))
+                by_size[size][level] = {
+                    "mean": round(sum(r for r, _ in rates) / len(rates), 4) if rates else 0.0,
+                    "max": top[0],
+                    "where": top[1] if top[0] > 0 else None,
+                }
+        out[test] = {"tests": len(cells), "rates": by_size}
+    return out
+
+
 def hard_test() -> str:
     """Which exact McNemar ``paired.compare`` runs on this checkout, read off its p-value for 5 items
     newly answered y and none the other way (one-sided 1/32, two-sided 2/32)."""
@@ -240,4 +270,5 @@ def analyse(answers: Path, names: list[str], base_name: str, log: Callable[[str]
             continue
         log(f"analysing {name}")
         out["models"][name] = analyse_model(base, read(path), drawn)
+    out["false_alarms"] = false_alarms(out["models"])
     return out

@@ -67,8 +67,32 @@ def _largest(model: Mapping[str, Any], measure: str, cases: list[str] | None = N
 
 
 def false_alarm_rows(result: Mapping[str, Any]) -> list[str]:
+    """Per test, its breaches where the change on all 300 is at most max_increase (pooled over every
+    fine-tune, case and label): the mean share of subsets, the largest and where."""
+    rows = [
+        "| test | tests with no true rise | mean % of runs breaching: 30 / 100 / 300 | largest (where) "
+        "| mean, --holm | largest, --holm |",
+        "|---|---|---|---|---|---|",
+    ]
+    for test, found in result["false_alarms"].items():
+        rates = found["rates"]
+        rows.append(
+            f"| {NAMES[test]} | {found['tests']} | {' / '.join(_pct(rates[n]['plain']['mean']) for n in rates)} "
+            f"| {_largest_rate(rates, 'plain')} | {' / '.join(_pct(rates[n]['holm']['mean']) for n in rates)} "
+            f"| {_largest_rate(rates, 'holm')} |"
+        )
+    return rows
+
+
+def _largest_rate(rates: Mapping[str, Any], level: str) -> str:
+    """The largest share of runs breaching at any size, with the size and where."""
+    size, top = max(((n, r[level]) for n, r in rates.items()), key=lambda nr: nr[1]["max"])
+    return f"{_pct(top['max'])} at {size} ({top['where']})" if top["where"] else "0"
+
+
+def uncued_rows(result: Mapping[str, Any]) -> list[str]:
     """Harmless fine-tunes (any case, any label) and the cue-follower's neutral case: how often a test
-    breached."""
+    breached, beside the largest true rise there."""
     rows = [
         "| fine-tune | where | largest true rise (points): DirErr | soft DirErr | DirErr | soft DirErr | toward-cue "
         "| any test | any test, --holm |",
@@ -143,7 +167,14 @@ def markdown(result: Mapping[str, Any]) -> str:
         "",
         *cue_rows(result),
         "",
-        "## False alarms",
+        "## Fine-tunes that never saw a cue, and the cue-follower's neutral case",
+        "",
+        "How often any case (any label) breached, beside the largest true rise there: a breach where the "
+        "answers truly rose is a detection, not a false alarm.",
+        "",
+        *uncued_rows(result),
+        "",
+        "## False alarms: breaches where nothing rose by more than max_increase on all 300",
         "",
         *false_alarm_rows(result),
         "",
