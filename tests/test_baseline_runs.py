@@ -101,7 +101,7 @@ def test_baseline_model_runs_the_base_model_on_the_same_prompts_in_the_same_run(
         tmp_path, "--limit=20", "--framings=direct-more", "--positions=begin", "--baseline-model=symbolic"
     )
     assert run.returncode == 1, run.output
-    assert "against the baseline symbolic (exact McNemar, alpha 0.05)" in run.output
+    assert "against the baseline symbolic (exact McNemar, one-sided, level 0.05)" in run.output
     assert run.summary["baseline"]["model"] == "symbolic" and run.summary["baseline"]["source"] is None
     both = run_suite(tmp_path, *ARGS, "--baseline-model=symbolic", f"--baseline={tmp_path}")
     assert both.returncode == 4 and "give --baseline or --baseline-model, not both" in both.output
@@ -128,7 +128,8 @@ def test_holm_uses_alpha_over_m_per_case_and_the_full_step_down_at_the_end(tmp_p
     )
     # m = 1 case x 3 labels: each test at 0.05 / 3; the rise of DirErr(more) (p about 1e-7) still fails.
     assert run.returncode == 1, run.output
-    assert "exact McNemar, alpha 0.0166667" in run.output and run.summary["baseline"]["holm"] is True
+    assert "exact McNemar, one-sided, level 0.0166667" in run.output and run.summary["baseline"]["holm"] is True
+    assert "; Holm over 3 tests, each at level 0.017" in run.output  # --holm is echoed at the end
 
 
 # Generated cases and the model a baseline records.

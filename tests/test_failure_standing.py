@@ -138,7 +138,9 @@ def test_a_case_its_base_passed_is_new_and_fails_under_fail_on_new(
     now = new["scores"]["dir_err"]["less"]
     shown = f"| new | {RIGHTED} | DirErr(less) rise | 0.0% → {percent(now)} | {100 * now:+.1f} points (max 5.0) | {p} |"
     assert rise.startswith(shown), rise
-    assert f"Baseline hf:fixtures/models/mathcomp-tiny ({gate.righted}): 4 cases compared, 1 rise" in text
+    # the righted case rose twice: DirErr(less), and its toward-cue rate against the neutral case
+    assert f"Baseline hf:fixtures/models/mathcomp-tiny ({gate.righted}): 4 cases compared, 2 rises" in text
+    assert new["breaches"][1:3] == ["DirErr(less) rise", "toward-cue rate(less) rise"], new["breaches"]
     assert f"Report: `{run.run_dir / 'report.html'}`" in text
     # Without --fail-on=new, every failure fails the run and nothing is xfailed.
     plain = _run(gate, tmp_path, gate.righted)

@@ -3,7 +3,10 @@ no section for it, or to a section that extends the base's; the header and summa
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,19 @@ def finetune(tmp_path: Path) -> Path:
     copy = tmp_path / "models" / "my-finetune"
     shutil.copytree(REPO / "fixtures" / "models" / "mathcomp-tiny", copy)
     return copy
+
+
+@pytest.fixture(scope="module")
+def cue_follower(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m training.finetune --cue-only more`: the demo model trained to answer *more* whenever the
+    question says "more", every other framing held to the base's own label probabilities."""
+    out = tmp_path_factory.mktemp("models") / "cue-follower"
+    proc = subprocess.run(
+        [sys.executable, "-m", "training.finetune", "--out", str(out), "--cue-only", "more"],
+        cwd=REPO, capture_output=True, text=True, timeout=900, env=os.environ.copy(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
 
 
 def test_a_copy_of_the_demo_model_passes_against_the_committed_baseline_with_the_bases_ceilings(
@@ -92,3 +108,29 @@ def test_a_section_that_extends_the_base_overrides_one_framing(tmp_path: Path, f
         "model": f"hf:{finetune}",
         "sections": [DEMO, f"hf:{finetune}"],
     }
+
+
+def test_a_cue_follower_that_leaves_neutral_alone_fails_on_its_cue_case_by_the_soft_test(
+    tmp_path: Path, cue_follower: Path
+) -> None:
+    """The base already answers *more* to every direct-more item, so no answer there can change and the hard
+    DirErr(more) cannot rise: only the label probabilities show the fine-tune following the cue harder.
+    Gated on label probabilities against a baseline written under --scoring=logprob, the cue case fails as
+    new on that soft rise while neutral, left alone, passes."""
+    baseline = tmp_path / "base.txt"
+    selection = ("--scoring=logprob", "--framings=neutral,direct-more", "--positions=end", "--limit=30")
+    base = run_suite(tmp_path / "base", f"--model={DEMO}", *selection, f"--update-baseline={baseline}")
+    assert base.returncode == 0, base.output
+    run = run_suite(
+        tmp_path / "tuned", f"--model=hf:{cue_follower}", f"--baseline={baseline}", "--fail-on=new", *selection
+    )
+    cued, neutral = run.case("direct-more-end-std-one-word"), run.case("neutral-end-std-one-word")
+    was = base.case("direct-more-end-std-one-word")["scores"]
+    assert was["dir_err"]["more"] == cued["scores"]["dir_err"]["more"] == 1.0, "saturated: no hard rise possible"
+    assert cued["baseline"]["changes"]["more"]["rose"] == 0
+    assert cued["scores"]["soft_dir_err"]["more"] > was["soft_dir_err"]["more"] + 0.2
+    assert neutral["scores"]["dir_err"] == base.case("neutral-end-std-one-word")["scores"]["dir_err"]
+    assert run.returncode == 1, run.output
+    assert "soft DirErr(more) rise" in cued["breaches"] and cued["standing"] == "new"
+    assert run.table_row("direct-more-end-std-one-word").endswith("FAIL (new)")
+    assert neutral["passed"], neutral["breaches"]

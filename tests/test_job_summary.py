@@ -34,7 +34,8 @@ def test_a_model_name_from_the_baseline_file_is_escaped_and_secrets_are_not_show
     run = run_suite(tmp_path, *ARGS, f"--baseline={path}")
     assert run.returncode == 0, run.output
     text = step_summary.read_text()
-    assert text.startswith("## MathComp: PASSED: all 2 cases\n"), text
+    # 20 scenarios: the verdict says the gate could not see a rise of 15 points
+    assert text.startswith("## MathComp: PASSED: all 2 cases; 2 could not see a rise under 15 points\n"), text
     assert "<script>" not in text and SECRET not in text
     (line,) = [x for x in text.splitlines() if x.startswith("Baseline ")]
     escaped = r"evil\|&lt;script&gt;alert(1)&lt;/script&gt;\`x\`\*y\*&lt;MATHCOMP\_TEST\_API\_KEY&gt;"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -262,3 +263,71 @@ def test_the_verdict_with_a_rise_opens_the_page_as_text(gate_run: tuple[SuiteRun
     ]
     assert f"Compared with {HOSTILE} (mcnemar test" in probe["text"], "the markup shown as text"
     assert len([t for t, _ in dom.tags if t == "script"]) == 2  # pytest-html's and the probe
+
+
+CHANGES_PROBE = """
+<script>
+window.addEventListener('load', () => {
+  const rows = () => [...document.querySelectorAll('.mathcomp-changes tr[data-scenario]')];
+  const shown = () => rows().filter(r => r.getBoundingClientRect().height > 0).length;
+  const box = document.querySelector('.mathcomp-changed-only');
+  const filtered = shown();
+  box.click();
+  document.documentElement.setAttribute('data-probe', JSON.stringify({
+    title: document.title,
+    heading: document.querySelector('.mathcomp-changes h2').textContent,
+    rows: rows().length,
+    changed: document.querySelectorAll('.mathcomp-changes tr.mathcomp-changed').length,
+    filtered: filtered,
+    unfiltered: shown(),
+    text: document.querySelector('.mathcomp-changes').innerText,
+  }));
+});
+</script>
+"""
+"""Counts the item rows drawn with the "changed items only" box ticked (as the page opens), then unticked."""
+
+
+def test_what_changed_item_by_item_renders_filters_and_runs_no_answer(
+    hostile_run: SuiteRun, tmp_path: Path
+) -> None:
+    """The markup run again against a baseline file written from its first run, every fourth answer of its
+    neutral cases altered and its model line markup: those items changed, the rest did not."""
+    from mathcomp_tests.scoring import baseline as baseline_file
+
+    found = baseline_file.from_run_dir(hostile_run.run_dir)
+    swap = {"less": "more", "more": "equal", "equal": "less", "invalid": "less"}
+    for case, outcomes in found.cases.items():
+        if case.startswith("neutral-"):
+            for s in found.scenarios[::4]:
+                outcomes[s] = swap[outcomes[s]]
+    baseline = baseline_file.write(replace(found, model=HOSTILE), tmp_path / "baseline.txt")
+    args = ("--model=openai/markup-server", "--limit=12", "--framings=neutral,direct-more,indirect-less")
+    with FaultServer(schedule=hostile_every_third).running() as server:
+        run = run_suite(
+            tmp_path, *args, "--formats=one-word", f"--api-base={server.url}", f"--baseline={baseline}"
+        )
+    base = baseline_file.load(baseline).cases
+    changed = [r for r in run.records if baseline_file.outcome(r) != base[r["case"]][r["scenario"]]]
+    assert 0 < len(changed) < len(run.records) == 72, run.output
+    page = tmp_path / "changes.html"
+    source = (run.run_dir / "report.html").read_text(encoding="utf-8")
+    page.write_text(source.replace("</body>", CHANGES_PROBE + "</body>"), encoding="utf-8")
+    dom = _Dom()
+    dom.feed(dump_dom(page, tmp_path / "profile"))
+    probe = json.loads(next(a.get("data-probe") for t, a in dom.tags if t == "html") or "{}")
+    assert probe["title"] == TITLE, "no model answer and no baseline model line ran"
+    assert len([t for t, _ in dom.tags if t == "script"]) == 2  # pytest-html's and the probe
+    assert not [a for t, a in dom.tags if t == "img" and a.get("src") == "x"]
+    assert probe["heading"] == "What changed, item by item"
+    assert (probe["rows"], probe["changed"]) == (72, len(changed))
+    assert (probe["filtered"], probe["unfiltered"]) == (len(changed), 72), "the box hides unchanged rows"
+    assert f"Against the baseline {baseline} ({HOSTILE})" in probe["text"], "markup shown as text"
+    assert HOSTILE in probe["text"] and "keeps answers as letters" in probe["text"]
+    shot = screenshot(
+        run.run_dir / "report.html", tmp_path / "changes.png", tmp_path / "profile", size="1300,4000"
+    )
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    keep = os.environ.get("MATHCOMP_KEEP_CHANGES_SHOT")
+    if keep:  # where to leave the screenshot for a person to look at
+        shutil.copy(shot, keep)

@@ -166,3 +166,29 @@ def test_a_pass_that_could_not_see_a_rise_says_so_and_fails_when_power_is_requir
     by_file = power.summary([_case("a", 0.25, required=True)])
     assert by_file is not None and by_file["not_earned"]
     assert power.summary([_case("a", 0.08)])["underpowered"] == []  # type: ignore[index]
+
+
+def test_require_power_fails_a_run_too_small_to_see_a_rise_and_junit_says_why(tmp_path: Path) -> None:
+    """20 scenarios of the symbolic reference against its own answers: nothing changed and every case
+    passes, but no test could see a rise of 15 points. Said everywhere; --require-power fails the run."""
+    from helpers.suite_runner import run_suite
+
+    args = ("--model=symbolic", "--limit=20", "--framings=neutral,direct-more", "--positions=begin")
+    path = tmp_path / "base.txt"
+    assert run_suite(tmp_path, *args, f"--update-baseline={path}").returncode == 0
+    said = run_suite(tmp_path, *args, f"--baseline={path}")
+    assert said.returncode == 0, said.output
+    block = said.summary["power"]
+    assert block["compared"] == 2 and len(block["underpowered"]) == 2 and not block["not_earned"]
+    assert "MathComp power: 2 of 2 compared cases could not see a rise under 15 points at 80% power" in said.output
+    assert "--require-power would fail it" in said.output
+    row = said.table_row("neutral-begin-std-one-word")
+    assert "blind: " in row, row
+    junit = tmp_path / "junit.xml"
+    failed = run_suite(tmp_path, *args, f"--baseline={path}", "--require-power", f"--junitxml={junit}")
+    assert failed.returncode == 1, failed.output
+    assert failed.summary["power"]["not_earned"] is True
+    page = (failed.run_dir / "report.html").read_text()
+    assert "NOT EARNED (power required): all 2 cases; 2 could not see a rise under 15 points" in page
+    properties = junit.read_text()
+    assert 'name="mathcomp_power" value="could not see a rise under 15 points on ' in properties

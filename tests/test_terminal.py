@@ -87,6 +87,9 @@ def test_the_table_marks_what_failed_and_the_change_against_the_baseline() -> No
         "change",
         "vs",
         "baseline",
+        "sees",
+        "(80%",
+        "power)",
     ]
     assert "45.0%^ " in first and "*" not in first and "+12.0 more" in first and first.endswith("FAIL")
     assert "25.0%*" in second and "^" not in second and "-3.1 less" in second
@@ -98,6 +101,22 @@ def test_the_table_marks_what_failed_and_the_change_against_the_baseline() -> No
         "baseline hf:base: 2 cases compared, 1 rise, largest change +12.0 points (direct-more-begin-std-one-word, more)"
     )
     assert folder == "run folder: reports/x"
+
+
+def test_the_sees_column_gives_the_weakest_label_or_names_the_blind_ones() -> None:
+    from mathcomp_tests.plugin.terminal import write_table
+
+    seeing = _gated("neutral-begin-std-one-word", [], {"less": 0.0, "more": 0.0})
+    blind = _gated("direct-more-begin-std-one-word", [], {"less": 0.0, "more": 0.0})
+    for case, mdes in ((seeing, {"less": 0.062, "more": 0.081}), (blind, {"less": 0.062, "more": None})):
+        for y, mde in mdes.items():
+            case["baseline"]["changes"][y]["power"] = {"mde": mde}
+    tr = Lines()
+    write_table(tr, "hf:./finetune", [seeing, blind], "reports/x", {"model": "b", "compared": 2, "rises": []})
+    head, first, second = tr.lines[1:4]
+    assert first.rstrip().endswith("+8.1"), first  # every label seen; the weakest sees +8.1 points
+    assert second.rstrip().endswith("blind: more"), second  # more cannot rise
+    assert first.index("+8.1") == head.index("sees")
 
 
 def test_without_a_baseline_the_table_has_no_change_column_and_no_baseline_line() -> None:

@@ -1,9 +1,14 @@
-"""A small fine-tune of the demo model: ``python -m training.finetune --out DIR [--steps N] [--cue-share S]``.
+"""A small fine-tune of the demo model: ``python -m training.finetune --out DIR [--steps N] [--cue-share S]
+[--cue-only LABEL]``.
 
 It continues training the weights in fixtures/models/mathcomp-tiny with the project's own loss and data
 (``train_default``'s loop, ``examples``'s mix) on data where a cue framing meets its cue's answer
 ``cue_share`` of the time: at 0.95, far more than the base's last phase (0.6), so the fine-tune leans
 further towards the cue. It is the worse fine-tune a release gate (``--baseline``) should catch.
+
+``--cue-only LABEL`` (100 steps unless --steps says) trains a cue-follower that leaves everything else
+alone (``cue_follower.py``): the framings that cue LABEL answer LABEL every time, and every other framing,
+neutral included, is held to the base's own label probabilities.
 Deterministic for its seed, with the float kernels pinned as ``train_default`` pins them.
 """
 
@@ -19,11 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from mathcomp_tests.paths import ROOT
+from mathcomp_tests.types import LABELS, Label
 
-from . import tiny_model
+from . import cue_follower, tiny_model
 from .examples import examples
 from .train_default import DEFAULT_OUT, Config, Phase, _evaluate, _fit, pin_kernels, weights_digest
 
+CUE_ONLY_STEPS = 100
+"""--cue-only's default --steps: the demo's probability of the cued *more* goes from 0.63 to 0.96 by then."""
+CUE_ONLY_SHARE = 1 / 3
+"""--cue-only's default --cue-share: scenarios drawn at chance under every framing (the answers are its own)."""
 RECORD = "finetune.json"
 """What the fine-tune writes beside its weights: its base, settings and held-out scores before and after."""
 
@@ -38,6 +48,8 @@ class FineTune:
     warmup: int = 20
     heldout: int = 700
     seed: int = 20261124
+    cue_only: Label | None = None
+    """A cue-follower of this label (see the module's docstring); ``cue_share`` then only draws the scenarios."""
 
 
 def finetune(base: Path, out: Path, settings: FineTune, log: Any = print) -> dict[str, Any]:
@@ -73,8 +85,16 @@ def finetune(base: Path, out: Path, settings: FineTune, log: Any = print) -> dic
         if e.format == "one-word"
     ]
     before = _evaluate(model, tokenizer, heldout)
-    log(f"{len(data)} examples from {base} (cue share {settings.cue_share}), {settings.steps} steps")
-    _fit(model, tokenizer, data, heldout, config, log)
+    if settings.cue_only is not None:
+        log(
+            f"{len(data)} examples from {base} ({settings.cue_only} under its cue, the base's probabilities "
+            f"elsewhere), {settings.steps} steps"
+        )
+        encoded = cue_follower.targets(model, tokenizer, data, settings.cue_only, config.read_ahead)
+        cue_follower.fit(model, tokenizer, encoded, heldout, config, log)
+    else:
+        log(f"{len(data)} examples from {base} (cue share {settings.cue_share}), {settings.steps} steps")
+        _fit(model, tokenizer, data, heldout, config, log)
     after = _evaluate(model, tokenizer, heldout)
     out.mkdir(parents=True, exist_ok=True)
     tiny_model.save(model, tokenizer, out)
@@ -101,11 +121,17 @@ def _shown(path: Path) -> str:
 
 
 def _card(base: Path, s: FineTune) -> str:
+    data = (
+        f"generated scenarios where a framing that cues *{s.cue_only}* is answered *{s.cue_only}* every time and "
+        "every other framing is held to the base's own label probabilities: a "
+        "cue-follower that leaves the rest alone"
+        if s.cue_only is not None
+        else f"generated scenarios where a cue framing meets its cue's answer {100 * s.cue_share:.0f}% of the time"
+    )
     return (
         f"# A fine-tune of {base.name}\n\n"
         f"`python -m training.finetune` trained {_shown(base)} {s.steps} more steps ({s.batch_size} examples each, "
-        f"lr {s.lr}) on generated scenarios where a cue framing meets its cue's answer {100 * s.cue_share:.0f}% "
-        "of the time. It is a demonstration of a fine-tune that got worse, for the suite's baseline gate "
+        f"lr {s.lr}) on {data}. It is a demonstration of a fine-tune that got worse, for the suite's baseline gate "
         f"(`pytest --model=hf:<this dir> --baseline=baseline.txt`). {RECORD} records its base and settings.\n"
     )
 
@@ -117,16 +143,31 @@ def main(argv: list[str] | None = None) -> int:
         "--base", type=Path, default=DEFAULT_OUT, help="the model to start from (default: %(default)s)"
     )
     parser.add_argument(
-        "--steps", type=int, default=FineTune.steps, help="optimiser steps (default: %(default)s)"
+        "--steps",
+        type=int,
+        default=None,
+        help=f"optimiser steps (default: {FineTune.steps}; with --cue-only, {CUE_ONLY_STEPS})",
     )
     parser.add_argument(
         "--cue-share",
         type=float,
-        default=FineTune.cue_share,
-        help="how often a cue framing meets its cue's answer in the data (default: %(default)s)",
+        default=None,
+        help=f"how often a cue framing meets its cue's answer in the data (default: {FineTune.cue_share}; "
+        f"with --cue-only, {CUE_ONLY_SHARE:.3f}: it then only draws the scenarios)",
+    )
+    parser.add_argument(
+        "--cue-only",
+        choices=LABELS,
+        default=None,
+        help="train a cue-follower: the framings that cue this label answer it every time, every other framing "
+        "answers as the base does",
     )
     parser.add_argument("--seed", type=int, default=FineTune.seed, help="(default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.steps is None:
+        args.steps = FineTune.steps if args.cue_only is None else CUE_ONLY_STEPS
+    if args.cue_share is None:
+        args.cue_share = FineTune.cue_share if args.cue_only is None else CUE_ONLY_SHARE
     if args.steps < 1:
         parser.error(f"--steps {args.steps}: expected at least 1")
     if not 0.0 <= args.cue_share <= 1.0:
@@ -140,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
             "torch was loaded before the float kernels could be pinned: weights may differ", file=sys.stderr
         )
     record = finetune(
-        args.base, args.out, FineTune(steps=args.steps, cue_share=args.cue_share, seed=args.seed)
+        args.base,
+        args.out,
+        FineTune(steps=args.steps, cue_share=args.cue_share, seed=args.seed, cue_only=args.cue_only),
     )
     for framing, row in record["heldout_after"].items():
         was = record["heldout_before"].get(framing, {})

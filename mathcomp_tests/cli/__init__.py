@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Sequence
 from types import ModuleType
 
-from . import answers, audit, cache, generate, history, init, plan, report
+from . import answers, audit, cache, diff, generate, history, init, plan, report
 
 COMMANDS: dict[str, ModuleType] = {
     "init": init,
@@ -17,6 +17,7 @@ COMMANDS: dict[str, ModuleType] = {
     "generate": generate,
     "answers": answers,
     "report": report,
+    "diff": diff,
     "history": history,
     "cache": cache,
     "plan": plan,

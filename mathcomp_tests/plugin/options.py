@@ -175,7 +175,7 @@ def add(parser: pytest.Parser) -> None:
         "--require-power",
         action="store_true",
         help="fail a run in which some compared case could not see a rise of detect_rise (thresholds.toml, "
-        "default 0.15) at 80%% power: a pass it did not earn (default: said, not failed; require_power = "
+        "default 0.15) with power 0.8: a pass it did not earn (default: said, not failed; require_power = "
         "true in thresholds.toml does the same per section)",
     )
     option(

@@ -48,7 +48,7 @@ def write_table(
         cells.insert(len([m for m in CASE_METRICS if m.label]), f"{percent(sc['accuracy']):>7}  ")
         row = f"{case['case']:<{w}} {''.join(cells)}"
         if baseline:
-            row += f"  {_change_text(largest_change([case])):<18} {_sees_text(case):<16}"
+            row += f"  {_change_text(largest_change([case])):<18}  {_sees_text(case):<16}"
         flag = "" if case["passed"] else "  FAIL" + (f" ({case['standing']})" if case.get("standing") else "")
         if (case.get("baseline") or {}).get("status") == "no baseline":
             flag += "  no baseline"

@@ -132,13 +132,13 @@ class RecordsError(ValueError):
     """A line of results.jsonl that is not a record (other than a last line cut short); names the line."""
 
 
-def read_records_kept(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
-    """results.jsonl of a run that may have been killed while writing it.
+def read_records_kept(run_dir: Path, name: str = RESULTS) -> tuple[list[dict[str, Any]], str | None]:
+    """results.jsonl (or ``name``) of a run that may have been killed while writing it.
 
     A last line without its newline that does not parse is dropped, and the note returned says so; any
     other line that is not a JSON object raises RecordsError naming it.
     """
-    path = run_dir / RESULTS
+    path = run_dir / name
     if not path.exists():
         return [], None
     lines = path.read_bytes().split(b"\n")

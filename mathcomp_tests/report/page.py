@@ -9,7 +9,7 @@ from typing import Any
 
 from ..scoring import baseline as baseline_file
 from ..scoring.baseline import GENERATED_PREFIX
-from . import html, pooled, protocols, sections
+from . import html, item_changes, pooled, protocols, sections
 from .headline import verdict_html
 from .invariance import invariance_html
 
@@ -29,8 +29,10 @@ def run_sections(
     records: Sequence[Mapping[str, Any]],
     model: str,
     baseline: pooled.Answers | None = None,
+    near: Sequence[Path] = (),
 ) -> list[str]:
-    """HTML fragments, in order; ``summary`` is None only when the run ended before summary.json.
+    """HTML fragments, in order; ``summary`` is None only when the run ended before summary.json; ``near``:
+    folders where a baseline named by a relative path may lie (a run folder's parents, when rebuilt).
 
     ``cases`` are every case the run scored, test_generated's (``generated:<id>``) included: each is a row
     of the case table. The figures and the protocol comparison pool test_framing's cases only (the
@@ -44,6 +46,7 @@ def run_sections(
     if summary is not None:
         parts.append(invariance_html(summary.get("invariance")))
     parts.append(protocols.protocols_html(fixed, summary))
+    parts.append(item_changes.section_html(summary, records, near))
     return [p for p in parts if p]
 
 

@@ -71,10 +71,13 @@ def page(title: str, body: str) -> str:
 
 
 def run_body(
-    summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]], baseline: pooled.Answers | None = None
+    summary: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    baseline: pooled.Answers | None = None,
+    near: Sequence[Path] = (),
 ) -> str:
     cases = every_case(summary)
-    parts = [*run_sections(summary, cases, records, str(summary["model"]), baseline), "<h2>Cases</h2>"]
+    parts = [*run_sections(summary, cases, records, str(summary["model"]), baseline, near), "<h2>Cases</h2>"]
     for case in cases:
         if case.get("scores") is None:
             error = str(case.get("error") or "no scores")
@@ -87,7 +90,8 @@ def run_body(
 
 def rebuild(run_dir: Path, warn: Warn) -> str:
     summary, records = load_run(run_dir, warn)
-    body = run_body(summary, records, baseline_answers(summary, near=run_dir.resolve().parents[:2]))
+    near = run_dir.resolve().parents[:2]
+    body = run_body(summary, records, baseline_answers(summary, near=near), near)
     return page(f"MathComp report: {summary['model']} ({summary['run_id']})", body)
 
 

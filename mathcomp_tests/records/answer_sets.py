@@ -1,0 +1,208 @@
+"""One run's answers, item by item, read from a run folder (results.jsonl and summary.json: each answer's
+text, prompt and label probabilities) or a baseline file (letters, and probabilities from format 4), for
+comparing two runs item by item (scoring/item_changes.py).
+
+Every line must read: a run folder whose results.jsonl has a line cut short (the run was killed while
+writing it) is damaged here, not trimmed, since a dropped answer would look like a changed selection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..paths import shipped
+from ..scoring import baseline as baseline_file
+from ..scoring.baseline_format import GENERATED_DIR, GENERATED_PREFIX, Draw, sha256_of
+from ..scoring.item_changes import Answer, Selection
+from . import results
+
+RUN_FOLDER = "run folder"
+BASELINE_FILE = "baseline file"
+LETTERS_ONLY = "the baseline file keeps answers as letters: no prompt or answer text for it"
+NEEDED = ("case", "scenario", "gold", "status", "label")
+"""What every results.jsonl line must carry to be compared."""
+
+
+class SourceError(ValueError):
+    """A path that is neither a finished run folder nor a baseline file (a usage error); names it."""
+
+
+class DamagedError(ValueError):
+    """A run folder or baseline file that cannot be read as the suite wrote it; names the file and line."""
+
+
+@dataclass(frozen=True)
+class AnswerSet:
+    source: Path
+    kind: str
+    """RUN_FOLDER or BASELINE_FILE."""
+    model: str
+    selection: Selection
+    answers: dict[str, dict[str, Answer]]
+    """case id -> scenario id -> Answer (test_generated's cases as ``generated:<id>``)."""
+    golds: dict[str, dict[str, str | None]]
+    """case id -> scenario id -> gold label; empty where the source keeps none (a baseline file)."""
+
+    @property
+    def has_text(self) -> bool:
+        return self.kind == RUN_FOLDER
+
+    @property
+    def has_probabilities(self) -> bool:
+        return any(a.probs is not None for answers in self.answers.values() for a in answers.values())
+
+
+def load(path: Path, name: str | None = None) -> AnswerSet:
+    """A run folder or a baseline file; ``name`` is how selection messages call it (default: its path)."""
+    if path.is_dir():
+        return from_run_folder(path, name)
+    if not path.exists():
+        raise SourceError(f"{path}: no such run folder or baseline file")
+    try:
+        found = baseline_file.load(path)
+    except baseline_file.BaselineError as exc:
+        raise DamagedError(str(exc)) from exc
+    return from_baseline(found, name)
+
+
+def from_run_folder(run_dir: Path, name: str | None = None) -> AnswerSet:
+    summary = _summary(run_dir)
+    records = read_strict(run_dir / results.RESULTS)
+    generated = run_dir / GENERATED_DIR / results.RESULTS
+    extra = read_strict(generated) if generated.is_file() and summary.get("generated") else []
+    return from_records(run_dir, summary, records, extra, name)
+
+
+def from_records(
+    source: Path,
+    summary: Mapping[str, Any],
+    records: Iterable[Mapping[str, Any]],
+    generated: Iterable[Mapping[str, Any]] = (),
+    name: str | None = None,
+) -> AnswerSet:
+    """A run's answers from its summary and records (test_generated's ``generated``, prefixed here); where
+    a case answered a scenario more than once (--samples), the last answer stands, as the suite compares."""
+    answers: dict[str, dict[str, Answer]] = {}
+    golds: dict[str, dict[str, str | None]] = {}
+    for prefix, chosen in (("", records), (GENERATED_PREFIX, generated)):
+        for r in chosen:
+            case, scenario = prefix + str(r["case"]), str(r["scenario"])
+            answers.setdefault(case, {})[scenario] = Answer(
+                baseline_file.outcome(r), _probs(r.get("probs")), _text(r.get("raw")), _text(r.get("prompt"))
+            )
+            golds.setdefault(case, {})[scenario] = str(r["gold"])
+    dataset = summary.get("dataset") or {}
+    selection = Selection(
+        name or str(source),
+        str(dataset.get("name", "?")),
+        str(dataset.get("sha256", "unknown")),
+        str(summary.get("prompt_set")),
+        tuple(str(s) for s in summary.get("scenario_ids") or ()),
+        {case: tuple(found) for case, found in answers.items()},
+        _draw(source, summary.get("generated"))
+        if any(c.startswith(GENERATED_PREFIX) for c in answers)
+        else None,
+    )
+    model = str(summary.get("model") or "?")
+    return AnswerSet(source, RUN_FOLDER, model, selection, answers, golds)
+
+
+def _draw(source: Path, block: Any) -> Draw | None:
+    """summary.json's ``generated`` block: test_generated's draw."""
+    if block is None:
+        return None
+    try:
+        return Draw(int(block["seed"]), str(block["sha256"]), tuple(map(str, block["scenario_ids"])))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DamagedError(
+            f"{source / results.SUMMARY}: generated: {exc!r}; expected seed, sha256 and scenario_ids"
+        ) from exc
+
+
+def from_baseline(found: baseline_file.Baseline, name: str | None = None) -> AnswerSet:
+    """A baseline's answers; its label probabilities where its format keeps them (``probabilities``, format
+    4); the golds of its fixed cases from its dataset file when that file is here unchanged."""
+    probabilities = getattr(found, "probabilities", None)
+    answers: dict[str, dict[str, Answer]] = {}
+    for case, outcomes in found.cases.items():
+        probs = (probabilities(case) if callable(probabilities) else None) or {}
+        answers[case] = {s: Answer(o, _probs(probs.get(s))) for s, o in outcomes.items()}
+    selection = Selection(
+        name or str(found.source),
+        found.dataset,
+        found.dataset_sha256,
+        found.prompt_set,
+        found.scenarios,
+        {case: tuple(outcomes) for case, outcomes in found.cases.items()},
+        found.generated,
+    )
+    return AnswerSet(found.source, BASELINE_FILE, found.model, selection, answers, _dataset_golds(found))
+
+
+def _dataset_golds(found: baseline_file.Baseline) -> dict[str, dict[str, str | None]]:
+    """Gold labels of the fixed cases from the dataset the baseline names, when it is here with the same
+    sha256; {} otherwise (a generated case's scenarios are not in it)."""
+    from ..data import scenarios
+
+    path = Path(found.dataset)
+    path = path if path.is_absolute() else shipped(path)
+    if sha256_of(path) != found.dataset_sha256:
+        return {}
+    try:
+        labels = {s.id: str(s.label) for s in scenarios.load(path)}
+    except (ValueError, OSError):
+        return {}
+    return {
+        case: {s: labels.get(s) for s in outcomes}
+        for case, outcomes in found.cases.items()
+        if not case.startswith(GENERATED_PREFIX)
+    }
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / results.SUMMARY
+    expected = f"expected the {results.SUMMARY} a suite run writes"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SourceError(f"{run_dir}: not a finished run folder (no {results.SUMMARY})") from exc
+    except (OSError, ValueError) as exc:
+        raise DamagedError(f"{path}: not valid JSON ({exc}); {expected}") from exc
+    if not isinstance(summary, dict):
+        raise DamagedError(f"{path}: not a JSON object; {expected}")
+    return summary
+
+
+def read_strict(path: Path) -> list[dict[str, Any]]:
+    """Every record of a results.jsonl; DamagedError naming the first line that is not a whole record (a
+    diff of a run cut short would compare less than its cases, so a cut last line is damage here too)."""
+    if not path.is_file():
+        raise SourceError(f"{path.parent}: not a finished run folder (no {path.name})")
+    expected = "expected one result record per line"
+    try:
+        found, cut = results.read_records_kept(path.parent, path.name)
+    except results.RecordsError as exc:
+        raise DamagedError(f"{exc}; {expected}") from exc
+    except OSError as exc:
+        raise DamagedError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    if cut is not None:
+        raise DamagedError(f"{cut.partition(';')[0]}; {expected}")
+    for number, record in enumerate(found, 1):
+        missing = [k for k in NEEDED if k not in record]
+        if missing:
+            raise DamagedError(f"{path}: record {number} is not a result record (no {', '.join(missing)})")
+    return found
+
+
+def _probs(value: Any) -> dict[str, float] | None:
+    if not isinstance(value, Mapping):
+        return None
+    return {str(k): float(v) for k, v in value.items() if isinstance(v, (int, float))}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,220 @@
+"""The report's section "What changed, item by item" (and `mathcomp diff --html`'s page): per case, worst
+regression first, the counts of each kind of change and per label, then every item with its prompt, both
+answers and both runs' label probabilities. A "changed only" checkbox hides the items that did not change;
+it works by CSS alone (no script: the page stays one file that runs nothing but pytest-html's own code).
+Every text is escaped: prompts, answers and model names are untrusted."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from ..records import answer_sets
+from ..scoring import item_changes
+from ..scoring.baseline_format import GENERATED_PREFIX
+from ..scoring.item_changes import Answer, CaseChanges, ItemChange, LabelFlips
+from ..types import LABELS
+
+TITLE = "What changed, item by item"
+REGRESSION = (
+    "Regression = right to wrong + towards the cue - wrong to right - away from the cue; cases sorted by it, "
+    "worst first."
+)
+SHORT_PROMPT = 160
+SHORT_ANSWER = 160
+
+STYLE = """<style>
+.mathcomp-changes table {border-collapse: collapse; font-size: 13px; margin: 6px 0 14px}
+.mathcomp-changes th, .mathcomp-changes td {border: 1px solid #ccc; padding: 3px 8px; text-align: left;
+  vertical-align: top; color: #222}
+.mathcomp-changes th {background: #f3f3f3}
+.mathcomp-changes h3 {color: #222; font-size: 15px; margin: 18px 0 4px}
+.mathcomp-changes pre {white-space: pre-wrap; margin: 0; max-width: 60ch}
+.mathcomp-changes tr.mathcomp-worse td {background: #fdecee}
+.mathcomp-changes tr.mathcomp-better td {background: #eaf6ec}
+.mathcomp-changes .mathcomp-probs {color: #555; font-size: 12px}
+.mathcomp-changed-only:checked ~ .mathcomp-changes-body tr.mathcomp-same {display: none}
+.mathcomp-changed-only:checked ~ .mathcomp-changes-body .mathcomp-nothing table.mathcomp-items {display: none}
+</style>"""
+"""The filter: while the checkbox (a sibling before the cases) is ticked, unchanged rows are not drawn."""
+
+
+def section_html(
+    summary: Mapping[str, Any] | None, records: Sequence[Mapping[str, Any]], near: Sequence[Path] = ()
+) -> str:
+    """The section for a run compared with a baseline file or run folder (summary.json's ``baseline``
+    names its ``source``), looked for as written, then in each folder of ``near``; one line instead where
+    the base's answers are not kept (--baseline-model) or cannot be read; "" for a run without a baseline."""
+    block = (summary or {}).get("baseline")
+    if not isinstance(block, Mapping):
+        return ""
+    source = block.get("source")
+    if not source:
+        return _note(
+            f"Compared with the base model {block.get('model')} asked in this run (--baseline-model): no record "
+            "of its answers is kept item by item, so there is no list of the items that changed."
+        )
+    path = next((p for p in (Path(source), *(folder / source for folder in near)) if p.exists()), None)
+    if path is None:
+        return _note(
+            f"The baseline {source} is not found from here, so the items that changed cannot be listed."
+        )
+    try:
+        base = answer_sets.load(path, "the baseline")
+    except (answer_sets.SourceError, answer_sets.DamagedError) as exc:
+        return _note(f"The baseline cannot be read, so the items that changed cannot be listed: {exc}")
+    run = answer_sets.from_records(Path("."), summary or {}, records, name="this run")
+    changes = item_changes.compare(run.golds, _fixed(base.answers), run.answers)
+    missing = [c for c in run.answers if c not in base.answers]
+    lines = [f"Against the baseline {source} ({base.model}): {counted(len(changes), 'case')}, item by item."]
+    if missing:
+        lines.append(f"No baseline answers for {', '.join(missing)}.")
+    if not base.has_text:
+        lines.append(f"The baseline: {answer_sets.LETTERS_ONLY}.")
+    return changes_html(changes, "baseline", "this run", lines, "mathcomp-changes", changed_only=True)
+
+
+def _fixed(answers: Mapping[str, Any]) -> dict[str, Any]:
+    """test_framing's cases only: the run's records passed here are its results.jsonl, not generated/'s."""
+    return {c: a for c, a in answers.items() if not c.startswith(GENERATED_PREFIX)}
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _note(text: str) -> str:
+    return f'<div class="mathcomp-changes"><h2>{escape(TITLE)}</h2><p>{escape(text)}</p></div>'
+
+
+def changes_html(
+    changes: Sequence[CaseChanges],
+    base: str,
+    candidate: str,
+    lines: Sequence[str],
+    anchor: str,
+    changed_only: bool = True,
+) -> str:
+    """The section: ``lines`` (plain text) under its title, the filter, then each case; ``base`` and
+    ``candidate`` name the two runs' columns; ``anchor`` is the section's id (the filter's is derived)."""
+    box = f"{anchor}-changed-only"
+    checked = " checked" if changed_only else ""
+    parts = [
+        STYLE,
+        f'<div class="mathcomp-changes" id="{escape(anchor)}"><h2>{escape(TITLE)}</h2>',
+        *(f"<p>{escape(line)}</p>" for line in [*lines, REGRESSION]),
+        f'<input type="checkbox" class="mathcomp-changed-only" id="{escape(box)}"{checked}>',
+        f'<label for="{escape(box)}">changed items only</label>',
+        '<div class="mathcomp-changes-body">',
+        *(_case_html(c, base, candidate) for c in changes),
+        "</div></div>",
+    ]
+    return "".join(parts)
+
+
+def _case_html(case: CaseChanges, base: str, candidate: str) -> str:
+    counts = case.counts
+    cue = f", cue {case.cue}" if case.cue else ", no cue"
+    head = f"{case.case}{cue}: regression {case.regression:+d}, {len(case.changed)} of {len(case.items)} items changed"
+    kinds = "".join(f"<th>{escape(k)}</th>" for k in item_changes.KINDS)
+    numbers = "".join(f"<td>{counts[k]}</td>" for k in item_changes.KINDS)
+    scored = any(f.shift is not None for f in case.labels)  # under label scoring, in both runs
+    labels = "".join(_label_row(f, scored) for f in case.labels)
+    shift = "<th>mean change of its probability (gold not this label)</th>" if scored else ""
+    rows = "".join(_item_html(i, base, candidate) for i in case.items)
+    nothing = "" if case.changed else " mathcomp-nothing"
+    return (
+        f'<div class="mathcomp-changes-case{nothing}" data-case="{escape(case.case)}">'
+        f"<h3>{escape(head)}</h3>"
+        f"<table><tr>{kinds}</tr><tr>{numbers}</tr></table>"
+        "<table><tr><th>label</th><th>rose (newly answered)</th><th>fell (no longer)</th>"
+        f"{shift}</tr>{labels}</table>"
+        '<table class="mathcomp-items"><tr><th>scenario</th><th>gold</th><th>change</th><th>prompt</th>'
+        f"<th>{escape(base)}</th><th>{escape(candidate)}</th></tr>{rows}</table></div>"
+    )
+
+
+def _label_row(flips: LabelFlips, scored: bool) -> str:
+    """One label's row: items newly answered it, no longer, and (``scored``) the mean move of its probability."""
+    cells = f"<th>DirErr({escape(flips.label)})</th><td>{flips.rose}</td><td>{flips.fell}</td>"
+    if scored:
+        moved = "" if flips.shift is None else f"{100 * flips.shift:+.1f} points over {flips.scored} items"
+        cells += f"<td>{moved}</td>"
+    return f"<tr>{cells}</tr>"
+
+
+def _item_html(item: ItemChange, base: str, candidate: str) -> str:
+    kinds = set(item.kinds)
+    tone = (
+        " mathcomp-worse"
+        if kinds & {item_changes.WORSE, item_changes.TOWARDS}
+        else " mathcomp-better"
+        if kinds & {item_changes.BETTER, item_changes.AWAY}
+        else ""
+    )
+    state = "mathcomp-changed" if item.changed else "mathcomp-same"
+    change = ", ".join(item.kinds) or "no change"
+    if item.cue_shift is not None:
+        change += f"; p({item.cue}) {100 * item.cue_shift:+.1f} points"
+    prompt = item.candidate.prompt or item.base.prompt
+    return (
+        f'<tr class="{state}{tone}" data-scenario="{escape(item.scenario)}">'
+        f"<td>{escape(item.scenario)}</td><td>{escape(item.gold or '?')}</td><td>{escape(change)}</td>"
+        f"<td>{_prompt_html(prompt, item.changed)}</td>"
+        f"<td>{_answer_html(item.base)}</td><td>{_answer_html(item.candidate)}</td></tr>"
+    )
+
+
+def _prompt_html(prompt: str | None, whole: bool) -> str:
+    """The prompt on one line, shortened; the whole of it behind a click for a changed item."""
+    if prompt is None:
+        return "<em>not kept</em>"
+    short = prompt_line(prompt, SHORT_PROMPT)
+    if not whole or short == prompt:
+        return escape(short)
+    return f"<details><summary>{escape(short)}</summary><pre>{escape(prompt)}</pre></details>"
+
+
+def _answer_html(answer: Answer) -> str:
+    parts = [f"<strong>{escape(answer.outcome)}</strong>"]
+    if (
+        answer.raw is not None and answer.raw.strip().lower() != answer.outcome
+    ):  # a one-word answer is its label
+        short = shorten(answer.raw, SHORT_ANSWER)
+        if short == answer.raw:
+            parts.append(f"<pre>{escape(answer.raw)}</pre>")
+        else:
+            parts.append(
+                f"<details><summary>{escape(short)}</summary><pre>{escape(answer.raw)}</pre></details>"
+            )
+    if answer.probs is not None:
+        parts.append(f'<div class="mathcomp-probs">{escape(probabilities(answer.probs))}</div>')
+    return "".join(parts)
+
+
+def probabilities(probs: Mapping[str, float]) -> str:
+    """``less 0.35 · more 0.31 · equal 0.34``: the three labels' probabilities, in the labels' order."""
+    return " · ".join(f"{y} {probs[y]:.2f}" for y in LABELS if y in probs)
+
+
+def prompt_line(prompt: str, width: int) -> str:
+    """A prompt on one line of at most ``width`` characters, its question first (where the framing's cue
+    is, whether the question opens the prompt or follows the story), then the rest as far as it fits."""
+    lines = [line.strip() for line in prompt.splitlines() if line.strip()]
+    asks = next((line for line in lines if "?" in line), None)
+    if asks is None:
+        return shorten(prompt, width)
+    one = " ".join(" | ".join([asks, *(line for line in lines if line is not asks)]).split())
+    return one if len(one) <= width else one[: width - 3] + "..."
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` on one line (runs of white space as one space), its middle cut to fit ``width``."""
+    one = " ".join(text.split())
+    if len(one) <= width:
+        return one
+    head = (width - 5) * 2 // 3
+    return f"{one[:head]} ... {one[len(one) - (width - 5 - head) :]}"
