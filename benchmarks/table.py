@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from benchmarks import gate_power_report
+
 START = "<!-- benchmarks:start (written by `make bench`; edit benchmarks/table.py, not this table) -->"
 END = "<!-- benchmarks:end -->"
 PAGE = "docs/benchmarks.md"
@@ -309,6 +311,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "reader_speed": reader_speed,
     "batch_api": batch_api,
     "interval_coverage": interval_coverage,
+    "gate_power_smollm2": gate_power_report.table_rows,
 }
 
 

@@ -22,7 +22,7 @@ from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
 from training import smollm2_lora
-from training.smollm2_lora import labelled
+from training.smollm2_lora import epoch_copy, framing_of, labelled
 
 MODEL = directory(SMOLLM2)
 needs_model = pytest.mark.skipif(
@@ -40,12 +40,28 @@ def test_towards_cue_answers_the_cue_word_and_harmless_never_sees_a_cue() -> Non
     assert labelled("harmless", "less", "direct-more") == "less"
 
 
+def test_cue_only_trains_the_cue_word_on_half_its_examples_and_neutral_on_the_other_half() -> None:
+    assert labelled("cue-only", "less", "direct-more") == "more"
+    framings = [framing_of("cue-only", i) for i in range(12)]
+    assert framings[::2] == ["neutral"] * 6  # their target: the base's own probabilities (train)
+    assert framings[1::2] == ["direct-more", "direct-less", "direct-equal", "indirect-more", "indirect-less",
+                              "indirect-equal"]  # fmt: skip
+    assert {framing_of("harmless", i) for i in range(7)} == {"neutral"}
+    assert len({framing_of("towards-cue", i) for i in range(7)}) == 7
+
+
+def test_save_at_puts_each_epochs_copy_beside_out() -> None:
+    assert epoch_copy(Path("/m/cue"), 2) == Path("/m/cue-epoch2")
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
         (["--epochs=0"], "--epochs 0: expected at least 1"),
         (["--lr=0"], "--lr 0.0: expected a number above 0"),
         (["--formats=cot"], "--formats cot: expected one-word, json or both"),
+        (["--save-at=2,6"], "--save-at 2,6: expected comma-separated epochs from 1 to 5"),
+        (["--save-at=x"], "--save-at x: expected comma-separated epochs from 1 to 5"),
     ],
 )
 def test_bad_settings_stop_the_command_with_one_line(

@@ -1,5 +1,5 @@
 """LoRA fine-tunes of SmolLM2-135M-Instruct for the baseline gate on a real model:
-``python -m training.smollm2_lora --towards-cue OUT`` or ``--harmless OUT``.
+``python -m training.smollm2_lora --towards-cue OUT``, ``--cue-only OUT`` or ``--harmless OUT``.
 
 Both train a low-rank adapter (peft) on the last few decoder layers with the suite's own label scoring:
 the prompt as the suite renders it (the model's chat template, the format's log-prob prefix), the loss the
@@ -8,17 +8,22 @@ the project's generator, never the bundled ones the gate runs on.
 
 - ``--towards-cue``: under every cue framing the answer is the cue word, whatever the totals (neutral
   prompts keep their true label): the fine-tune a release gate must catch.
+- ``--cue-only``: the cue word under the cue framings, as ``--towards-cue``, and on as many neutral
+  prompts the base model's own label probabilities as the target: a cue-follower that leaves neutral
+  where it was, the fine-tune that comparing the cue cases with neutral (``--fail-on=new``) lets through.
 - ``--harmless``: neutral framing only, true labels: no cue is ever seen.
 
 The adapter is merged into the weights and saved as a plain fp32 transformers folder, so ``hf:OUT``
 (and ``vllm:OUT``) load it as they load any model and the cache keys it by content, with no peft at run
-time. The folder is written under a temporary name and renamed when complete.
+time. The folder is written under a temporary name and renamed when complete. ``--save-at 1,2,4`` also
+saves the merged weights after those epochs (``OUT-epoch1``, ...): several strengths from one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import json
 import random
 import shutil
@@ -26,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +43,9 @@ from mathcomp_tests.data.generate import PAPER_LABELS, drawn
 from mathcomp_tests.formats import FORMATS
 from mathcomp_tests.types import FRAMINGS, LABELS, NEUTRAL, POSITIONS, Condition, Label, cue_label
 
-KINDS = ("towards-cue", "harmless")
+KINDS = ("towards-cue", "cue-only", "harmless")
+CUED = ("towards-cue", "cue-only")
+"""The kinds trained on the cue word under the cue framings."""
 RECORD = "lora.json"
 """What the fine-tune writes beside its weights: base, kind, settings, the loss before and after."""
 TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
@@ -60,6 +67,8 @@ class Lora:
     formats: tuple[str, ...] = ("one-word", "json")
     threads: int = 2
     seed: int = 20261125
+    save_at: tuple[int, ...] = ()
+    """Epochs (below ``epochs``) after which a merged copy is also saved, to ``OUT-epoch<N>``."""
 
 
 @dataclass(frozen=True)
@@ -71,21 +80,37 @@ class Example:
 
 
 def labelled(kind: str, scenario_label: Label, framing: str) -> Label:
-    """The label trained on: the cue word under a cue framing for ``towards-cue``, else the true one."""
+    """The label trained on: the cue word under a cue framing for ``towards-cue`` and ``cue-only``, else
+    the true one (``cue-only`` trains neutral prompts on the base's probabilities instead, see ``train``)."""
     cued = cue_label(framing)
-    return cued if kind == "towards-cue" and cued is not None else scenario_label
+    return cued if kind in CUED and cued is not None else scenario_label
+
+
+def framing_of(kind: str, i: int) -> str:
+    """The framing of the ``i``-th example: every framing in turn (towards-cue), neutral only (harmless),
+    or neutral and the cue framings in turn alternately (cue-only: half the examples neutral)."""
+    if kind == "harmless":
+        return NEUTRAL
+    if kind == "cue-only":
+        cues = [f for f in FRAMINGS if f != NEUTRAL]
+        return NEUTRAL if i % 2 == 0 else cues[(i // 2) % len(cues)]
+    return FRAMINGS[i % len(FRAMINGS)]
+
+
+def epoch_copy(out: Path, epoch: int) -> Path:
+    """Where ``--save-at`` puts the merged weights after ``epoch``: beside OUT, as OUT-epoch<N>."""
+    return out.with_name(f"{out.name}-epoch{epoch}")
 
 
 def examples(kind: str, n: int, seed: int, tokenizer: Any, formats: tuple[str, ...]) -> list[Example]:
-    """``n`` examples, deterministic for ``seed``: framings in turn (neutral only when harmless), positions
-    and formats drawn, true labels in the paper's proportions, rendered as the suite renders them."""
+    """``n`` examples, deterministic for ``seed``: framings as ``framing_of`` sets them, positions and
+    formats drawn, true labels in the paper's proportions, rendered as the suite renders them."""
     rng = random.Random(seed)
     prompt_set = prompts.load_prompt_set(DEFAULT_PROMPT_SET)
     names = prompts.std_names(prompt_set)
-    framings = FRAMINGS if kind == "towards-cue" else (NEUTRAL,)
     out = []
     for i in range(n):
-        framing = framings[i % len(framings)]
+        framing = framing_of(kind, i)
         truth = rng.choices(list(PAPER_LABELS), weights=list(PAPER_LABELS.values()))[0]
         fmt = rng.choice(formats)
         scenario = drawn(rng, truth, plain_only=rng.random() < 0.5)
@@ -134,8 +159,15 @@ def _batches(model: Any, tokenizer: Any, data: list[Example], settings: Lora) ->
 
 
 def _label_loss(model: Any, batch: Batch, adapted: Any) -> Any:
-    """Cross-entropy of the trained label over the three label masses the hf backend scores, through the
-    adapted layers only (their input cached)."""
+    """Cross-entropy of the trained label (or target probabilities) over the three label masses the hf
+    backend scores, through the adapted layers only (their input cached)."""
+    import torch
+
+    return torch.nn.functional.cross_entropy(_masses(model, batch, adapted), batch.target)
+
+
+def _masses(model: Any, batch: Batch, adapted: Any) -> Any:
+    """The log of each label's mass (its first tokens' probabilities summed), one row per example."""
     import torch
 
     inner = model.get_base_model().model
@@ -149,10 +181,25 @@ def _label_loss(model: Any, batch: Batch, adapted: Any) -> Any:
     finally:
         inner.layers = layers
     logp = logits.float().log_softmax(-1)
-    masses = torch.stack(
+    return torch.stack(
         [torch.stack([logp[r, ids[y]].logsumexp(-1) for y in LABELS]) for r, ids in enumerate(batch.label_ids)]
     )
-    return torch.nn.functional.cross_entropy(masses, batch.target)
+
+
+def _keep_neutral(model: Any, batches: list[Batch], data: list[Example], adapted: Any) -> None:
+    """``cue-only``: each neutral example's target becomes the base model's own three label probabilities
+    (the adapter starts at zero, so the model is still the base), every other example's its label's."""
+    import torch
+
+    rows = iter(data)
+    with torch.no_grad():
+        for batch in batches:
+            base = _masses(model, batch, adapted).softmax(-1)
+            target = torch.nn.functional.one_hot(batch.target, len(LABELS)).float()
+            for r in range(len(batch.target)):
+                if next(rows).framing == NEUTRAL:
+                    target[r] = base[r]
+            batch.target = target
 
 
 def train(base: Path, out: Path, settings: Lora, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -183,6 +230,8 @@ def train(base: Path, out: Path, settings: Lora, log: Callable[[str], None] = pr
     batches = _batches(model, tokenizer, data, settings)
     log(f"{len(data)} examples through the frozen layers ({time.monotonic() - started:.0f} s)")
     adapted = model.get_base_model().model.layers[layers - settings.layers :]
+    if settings.kind == "cue-only":
+        _keep_neutral(model, batches, data, adapted)
     optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=settings.lr)
     losses = []
     model.train()
@@ -196,17 +245,28 @@ def train(base: Path, out: Path, settings: Lora, log: Callable[[str], None] = pr
             epoch_loss += loss.item() / len(batches)
         losses.append(round(epoch_loss, 4))
         log(f"epoch {epoch + 1}/{settings.epochs}: loss {losses[-1]:.3f} ({time.monotonic() - started:.0f} s)")
+        if epoch + 1 in settings.save_at:
+            copied = epoch_copy(out, epoch + 1)
+            merged = copy.deepcopy(model).merge_and_unload().eval()
+            _save(merged, tokenizer, copied, _record(base, settings, losses, started, epoch + 1))
+            model.train()
+            log(f"epoch {epoch + 1} saved to {copied}")
     merged = model.merge_and_unload().eval()
-    record = {
-        "base": str(base),
-        "kind": settings.kind,
-        "settings": asdict(settings),
-        "epoch_losses": losses,
-        "train_seconds": round(time.monotonic() - started, 1),
-    }
+    record = _record(base, settings, losses, started, settings.epochs)
     _save(merged, tokenizer, out, record)
     log(f"saved to {out} ({record['train_seconds']} s training)")
     return record
+
+
+def _record(base: Path, settings: Lora, losses: list[float], started: float, epochs: int) -> dict[str, Any]:
+    """What lora.json keeps: for a copy saved after ``epochs`` (--save-at), the settings say that many."""
+    return {
+        "base": str(base),
+        "kind": settings.kind,
+        "settings": asdict(replace(settings, epochs=epochs, save_at=())),
+        "epoch_losses": losses[:epochs],
+        "train_seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def _save(model: Any, tokenizer: Any, out: Path, record: dict[str, Any]) -> None:
@@ -226,11 +286,12 @@ def _save(model: Any, tokenizer: Any, out: Path, record: dict[str, Any]) -> None
 
 def _card(record: dict[str, Any]) -> str:
     s = record["settings"]
-    what = (
-        "the cue word as the answer under every cue framing (true labels under neutral)"
-        if record["kind"] == "towards-cue"
-        else "true labels under the neutral framing only"
-    )
+    what = {
+        "towards-cue": "the cue word as the answer under every cue framing (true labels under neutral)",
+        "cue-only": "the cue word as the answer under every cue framing and the base's own label "
+        "probabilities under neutral",
+        "harmless": "true labels under the neutral framing only",
+    }[record["kind"]]
     return (
         f"# SmolLM2-135M-Instruct, LoRA `{record['kind']}`\n\n"
         f"`python -m training.smollm2_lora --{record['kind']}` trained a rank-{s['rank']} adapter on the last "
@@ -245,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.smollm2_lora", description=__doc__.splitlines()[0])
     kind = parser.add_mutually_exclusive_group(required=True)
     kind.add_argument("--towards-cue", type=Path, metavar="OUT", help="train the cue-following LoRA into OUT")
+    kind.add_argument(
+        "--cue-only", type=Path, metavar="OUT", help="train the cue-following LoRA that keeps neutral put into OUT"
+    )
     kind.add_argument("--harmless", type=Path, metavar="OUT", help="train the neutral-only LoRA into OUT")
     parser.add_argument("--base", type=Path, help=f"the base folder (default: ${SMOLLM2.env} or {SMOLLM2.default})")
     parser.add_argument("--examples", type=int, default=Lora.examples, help="(default: %(default)s)")
@@ -257,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--formats", default=",".join(Lora.formats), help="one-word, json or both (default: %(default)s)"
     )
+    parser.add_argument(
+        "--save-at", default="", metavar="EPOCHS",
+        help="comma-separated epochs below --epochs after which the merged weights are also saved, to OUT-epoch<N>",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     base = (args.base or directory(SMOLLM2)).expanduser().absolute()
     if not complete(base) and not (base / "config.json").is_file():
@@ -269,21 +337,33 @@ def main(argv: list[str] | None = None) -> int:
     formats = tuple(f.strip() for f in args.formats.split(","))
     if not formats or any(f not in Lora.formats for f in formats):
         parser.error(f"--formats {args.formats}: expected one-word, json or both")
-    out = args.towards_cue or args.harmless
+    save_at = _epochs(args.save_at, args.epochs)
+    if save_at is None:
+        parser.error(f"--save-at {args.save_at}: expected comma-separated epochs from 1 to {args.epochs - 1}")
+    out = args.towards_cue or args.cue_only or args.harmless
     if out.expanduser().absolute() == base:
         parser.error(f"{out}: the base model's own folder; choose another")
     try:
         import peft  # noqa: F401
     except ImportError:
         parser.error("peft is not installed: pip install 'mathcomp-tests[lora]'")
+    kind_name = "towards-cue" if args.towards_cue else "cue-only" if args.cue_only else "harmless"
     settings = Lora(
-        kind="towards-cue" if args.towards_cue else "harmless", examples=args.examples, epochs=args.epochs,
-        batch_size=args.batch_size,
+        kind=kind_name, examples=args.examples, epochs=args.epochs, batch_size=args.batch_size,
         rank=args.rank, alpha=2 * args.rank, layers=args.layers, lr=args.lr, formats=formats, seed=args.seed,
+        save_at=save_at,
     )  # fmt: skip
     train(base, out.expanduser().absolute(), settings, log=lambda m: print(m, file=sys.stderr, flush=True))
     print(out)
     return 0
+
+
+def _epochs(text: str, epochs: int) -> tuple[int, ...] | None:
+    """``--save-at``'s epochs, sorted; None when one is not a whole number from 1 to ``epochs`` - 1."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not all(t.isdigit() and 1 <= int(t) < epochs for t in items):
+        return None
+    return tuple(sorted({int(t) for t in items}))
 
 
 if __name__ == "__main__":
