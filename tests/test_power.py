@@ -176,7 +176,7 @@ def test_as_dict_is_plain_json_without_the_label() -> None:
         ((10, 11, 0.05, 0.05), "base_hits must be between 0 and pairs=10, got 11"),
         ((10, 2, 0.05, 0.05, 3), "away must be between 0 and base_hits=2, got 3"),
         ((10, 2, 0.05, 0.0), "level must be above 0"),
-        ((10, 2, 1.0, 0.05), "max_increase must be between 0 and 1"),
+        ((10, 2, 1.5, 0.05), "max_increase must be between 0 and 1"),
     ],
 )
 def test_impossible_counts_are_refused(args: tuple[float, ...], message: str) -> None:

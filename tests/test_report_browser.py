@@ -252,7 +252,7 @@ def test_the_verdict_with_a_rise_opens_the_page_as_text(gate_run: tuple[SuiteRun
     assert probe["verdict"] < 200 < probe["figures"], probe
     assert probe["verdict"] < probe["environment"] < probe["results"], "pytest-html's tables come after"
     lines = probe["text"].splitlines()
-    assert lines[0] == "FAILED: 1 of 1 cases (1 new, 0 known)"
+    assert lines[0] == "FAILED: 1 of 1 cases (1 new, 0 known); 1 could not see a rise under 15 points"  # 30 items
     change = run.case("neutral-end-std-one-word")["baseline"]["changes"]["more"]
     assert change["breach"] and change["baseline"] == 0.0
     row = next(line for line in lines if line.startswith("neutral-end-std-one-word\tDirErr(more)"))

@@ -17,7 +17,7 @@ from typing import Any
 from mathcomp_tests.types import LABELS, Label
 
 from .examples import Example, answer_text, cue
-from .train_default import Config, Targets, _decision_offsets, _evaluate, _loss, _lr_factor, _targets
+from .train_default import Config, Targets, _decision_offsets, _loss, _lr_factor, _targets, progress, update
 
 ANCHOR_WEIGHT = 4.0
 """The weight of an anchor's soft target (a cue example's targets weigh 2.5 in all: see ``_targets``). The demo's
@@ -101,16 +101,8 @@ def fit(
         loss = _loss(
             model, tokenizer.pad_token_id, [encoded[i] for i in order[start : start + config.batch_size]]
         )
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
-        schedule.step()
-        losses.append(float(loss.detach()))
+        losses.append(update(model, optimiser, schedule, loss))
         if (step + 1) % 100 == 0 or step == config.steps - 1:
-            scores = _evaluate(model, tokenizer, heldout)
-            model.train()
-            shown = " ".join(f"{f}={r['accuracy']:.2f}" for f, r in scores.items())
-            log(f"step {step + 1:4d}  loss {sum(losses[-100:]) / len(losses[-100:]):.4f}  held-out {shown}")
+            progress(model, tokenizer, heldout, losses, step, 100, log)
     model.eval()
     return losses

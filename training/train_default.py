@@ -175,20 +175,33 @@ def _fit(
         if start >= len(order):  # more steps than examples: go round the last phase again
             start = last + (start - last) % (len(order) - last)
         batch = [encoded[i] for i in order[start : start + config.batch_size]]
-        loss = _loss(model, tokenizer.pad_token_id, batch)
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
-        schedule.step()
-        losses.append(float(loss.detach()))
+        losses.append(update(model, optimiser, schedule, _loss(model, tokenizer.pad_token_id, batch)))
         if (step + 1) % 250 == 0 or step == config.steps - 1:
-            scores = _evaluate(model, tokenizer, heldout)
-            model.train()
-            shown = " ".join(f"{f}={r['accuracy']:.2f}" for f, r in scores.items())
-            log(f"step {step + 1:4d}  loss {sum(losses[-250:]) / len(losses[-250:]):.4f}  held-out {shown}")
+            progress(model, tokenizer, heldout, losses, step, 250, log)
     model.eval()
     return losses
+
+
+def update(model: Any, optimiser: Any, schedule: Any, loss: Any) -> float:
+    """One optimiser step on ``loss`` (gradients clipped to norm 1); the loss as a float."""
+    import torch
+
+    optimiser.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimiser.step()
+    schedule.step()
+    return float(loss.detach())
+
+
+def progress(
+    model: Any, tokenizer: Any, heldout: list[Any], losses: list[float], step: int, every: int, log: Any
+) -> None:
+    """The log line after ``step``: the mean loss over the last ``every`` steps, held-out accuracy per framing."""
+    scores = _evaluate(model, tokenizer, heldout)
+    model.train()
+    shown = " ".join(f"{f}={r['accuracy']:.2f}" for f, r in scores.items())
+    log(f"step {step + 1:4d}  loss {sum(losses[-every:]) / len(losses[-every:]):.4f}  held-out {shown}")
 
 
 def _lr_factor(step: int, config: Config) -> float:
