@@ -89,7 +89,7 @@ def power_note(block: dict[str, Any] | None) -> str | None:
     )
     return (
         f"MathComp power: {len(weak)} of {block['compared']} compared cases "
-        f"{verdict_power.phrase(block).partition(' ')[2]} at 80% power, e.g. {first['case']}: {shown}; "
+        f"{verdict_power.unseen(block)} at 80% power, e.g. {first['case']}: {shown}; "
         f"summary.json power has each; {verdict}"
     )
 

@@ -65,7 +65,7 @@ class RisePower:
     def text(self, label: str) -> str:
         """One phrase: ``sees a rise of +12.5 points (80% power)`` or why it cannot rise."""
         if self.mde is not None:
-            return f"sees a rise of +{100 * self.mde:.1f} points ({100 * self.power:g}% power)"
+            return sees(self.mde, self.power)
         if self.pairs == 0:
             return "cannot rise: no items to compare"
         unbounded = _needed(self.pairs, self.pairs, self.away, self.level, self.max_increase)
@@ -76,6 +76,11 @@ class RisePower:
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON: the counts, the level, ``needed``, ``mde`` and ``free``."""
         return {**asdict(self), "free": self.free}
+
+
+def sees(mde: float, power: float = POWER) -> str:
+    """``sees a rise of +12.5 points (80% power)``: how every test against the baseline states its MDE."""
+    return f"sees a rise of +{100 * mde:.1f} points ({100 * power:g}% power)"
 
 
 def rise_power(

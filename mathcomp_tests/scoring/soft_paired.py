@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from ..types import LABELS
 from . import intervals
 from .paired import EXAMPLES, SOFT_MEASURE, SOFT_MOVED, LabelChange
-from .power import POWER
+from .power import POWER, sees
 
 
 def soft_changes(
@@ -128,5 +128,5 @@ def power(
         "mde": mde,
         "pairs": n,
         "level": level,
-        "text": f"sees a rise of +{100 * mde:.1f} points ({100 * POWER:g}% power)",
+        "text": sees(mde),
     }

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..scoring.changes import label_of, tests
+from ..scoring.power import POWER
 
 Case = Mapping[str, Any]
 
@@ -55,15 +56,15 @@ def summary(cases: Sequence[Case], forced: bool = False) -> dict[str, Any] | Non
     compared = [c for c in cases if seen(c)]
     if not compared:
         return None
-    weak = [c for c in compared if blind(c)]
+    weak = [(c, labels) for c in compared if (labels := blind(c))]
     targets = sorted({detect_rise(c) for c in compared})
     return {
         "detect_rise": targets[0] if len(targets) == 1 else targets,
-        "power": 0.8,
+        "power": POWER,
         "compared": len(compared),
-        "underpowered": [{"case": c["case"], "labels": blind(c), "seen": seen(c)} for c in weak],
+        "underpowered": [{"case": c["case"], "labels": labels, "seen": seen(c)} for c, labels in weak],
         "required": forced or any(required(c) for c in compared),
-        "not_earned": bool(weak) and (forced or any(required(c) for c in weak)),
+        "not_earned": bool(weak) and (forced or any(required(c) for c, _ in weak)),
     }
 
 
@@ -71,10 +72,14 @@ def phrase(block: Mapping[str, Any] | None) -> str:
     """``12 could not see a rise under 15 points``; empty when every compared case could."""
     if not block or not block.get("underpowered"):
         return ""
-    count = len(block["underpowered"])
+    return f"{len(block['underpowered'])} {unseen(block)}"
+
+
+def unseen(block: Mapping[str, Any]) -> str:
+    """``could not see a rise under 15 points`` (``under their detect_rise`` where the cases' differ)."""
     target = block["detect_rise"]
     under = f"{100 * target:g} points" if isinstance(target, (int, float)) else "their detect_rise"
-    return f"{count} could not see a rise under {under}"
+    return f"could not see a rise under {under}"
 
 
 def labels_text(labels: Sequence[str], found: Mapping[str, float | None]) -> str:
