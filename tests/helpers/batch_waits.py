@@ -59,8 +59,8 @@ def kill_while_waiting(server: BatchFake, workdir: Path, args: Sequence[str]) ->
 def cancel_mid_wait(
     server: BatchFake, workdir: Path, args: Sequence[str], cancel: Callable[[str], urllib.request.Request]
 ) -> SuiteRun:
-    """Run the suite; once it created a batch, make the fake answer later batches at once and send it the
-    request ``cancel`` makes for the first batch; the finished run."""
+    """Run the suite; once it created a batch, send the fake the request ``cancel`` makes for that batch,
+    then make it answer later batches at once; the finished run."""
     got: list[SuiteRun] = []
     running = threading.Thread(target=lambda: got.append(run_suite(workdir, *args)))
     running.start()
@@ -68,8 +68,10 @@ def cancel_mid_wait(
     while not server.created:
         assert running.is_alive() and time.monotonic() < deadline, "no batch was created"
         time.sleep(0.1)
-    server.delay = 0
+    # Cancel before later batches answer at once: the other order lets a poll find the first batch
+    # ended before the cancel lands, and the run never sees a cancelled batch.
     urllib.request.urlopen(cancel(server.created[0]), timeout=10).close()
+    server.delay = 0
     running.join(300)
     (run,) = got
     return run
