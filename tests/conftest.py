@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 # Before anything imports transformers, huggingface_hub or litellm: nothing may reach for the network.
@@ -16,6 +18,17 @@ os.makedirs(os.path.join(_HF_HOME, "hub"), exist_ok=True)
 os.environ["HF_HOME"] = _HF_HOME
 # The suites these tests run must not append to the CI job's own page (tests that check it set their own).
 os.environ.pop("GITHUB_STEP_SUMMARY", None)
+# Most tests start the suite in a pytest subprocess. Without bytecode on disk each one compiles and
+# assertion-rewrites every module of the package again (seconds of CPU a run): keep the compiled files,
+# outside the checkout, for this run's workers and subprocesses and the next run.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault(
+    "PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), f"mathcomp-tests-pycache-{os.getuid()}")
+)
+# The checked-dataset entries the suite subprocesses make, shared between them (helpers/suite_runner.py).
+if "MATHCOMP_TESTS_SHARED" not in os.environ:  # made once, by the process that starts the workers
+    os.environ["MATHCOMP_TESTS_SHARED"] = tempfile.mkdtemp(prefix="mathcomp-tests-shared-")
+    atexit.register(shutil.rmtree, os.environ["MATHCOMP_TESTS_SHARED"], ignore_errors=True)
 
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402

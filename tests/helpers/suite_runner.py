@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -62,7 +63,34 @@ def run_suite(
         examples = any(a.startswith("--generated") for a in args)
         command.append("--deselect=mathcomp_tests/suite/test_generated.py" if examples else "--generated=0")
     command += [f"--cache-dir={workdir / 'cache'}"] if cache else ["--no-cache"]
+    if cache:
+        share_checked(workdir / "cache" / "checked", into_run=True)
     proc = subprocess.run(
         [*command, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=os.environ.copy()
     )
+    if cache:
+        share_checked(workdir / "cache" / "checked", into_run=False)
     return SuiteRun(proc.returncode, proc.stdout + proc.stderr, (reports / "latest").resolve())
+
+
+def share_checked(folder: Path, *, into_run: bool) -> None:
+    """Copy checked-dataset entries between a run's cache and the test session's shared folder.
+
+    Verifying a dataset with sympy costs a suite run seconds, and each test's run has a cache of its own.
+    An entry is named by its file's sha256 and a digest of the verifier's code, and a damaged one is
+    ignored and rebuilt, so one made by any run serves all. A run's folder gets the entries before it
+    starts (``into_run``), unless it has its own already; the shared folder takes the new ones after.
+    Tests of the checked cache itself call ``data.checked`` directly, not through here.
+    """
+    shared = os.environ.get("MATHCOMP_TESTS_SHARED")
+    if not shared:
+        return
+    source, target = (Path(shared) / "checked", folder) if into_run else (folder, Path(shared) / "checked")
+    if not source.is_dir() or (into_run and target.exists()):
+        return
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in source.glob("*.json"):
+        if not (target / entry.name).exists():
+            partial = target / f".{entry.name}.{os.getpid()}.part"
+            shutil.copyfile(entry, partial)
+            os.replace(partial, target / entry.name)
