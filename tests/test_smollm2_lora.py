@@ -58,6 +58,7 @@ def test_save_at_puts_each_epochs_copy_beside_out() -> None:
     ("args", "says"),
     [
         (["--epochs=0"], "--epochs 0: expected at least 1"),
+        (["--threads=0"], "--threads 0: expected at least 1"),
         (["--lr=0"], "--lr 0.0: expected a number above 0"),
         (["--formats=cot"], "--formats cot: expected one-word, json or both"),
         (["--save-at=2,6"], "--save-at 2,6: expected comma-separated epochs from 1 to 5"),
@@ -86,15 +87,16 @@ def test_a_missing_base_names_the_folder_and_make_smollm2(tmp_path: Path, capsys
 
 @pytest.fixture(scope="module")
 def cue_lora(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The documented cue-following LoRA (the command's defaults), trained and merged by the committed
-    command once per module; its time is printed (-s). $MATHCOMP_LORA_DIR names one trained already."""
+    """The documented cue-following LoRA (the command's defaults, one torch thread beside the other test
+    worker), trained and merged by the committed command once per module; its time is printed (-s).
+    $MATHCOMP_LORA_DIR names one trained already."""
     given = os.environ.get("MATHCOMP_LORA_DIR")
     if given:
         return Path(given)
     out = tmp_path_factory.mktemp("lora") / "towards-cue"
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "training.smollm2_lora", "--towards-cue", str(out)],
+        [sys.executable, "-m", "training.smollm2_lora", "--towards-cue", str(out), "--threads=1"],
         cwd=REPO, capture_output=True, text=True, timeout=3600, env=os.environ.copy(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

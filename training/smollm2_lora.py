@@ -322,6 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         "--formats", default=",".join(Lora.formats), help="one-word, json or both (default: %(default)s)"
     )
     parser.add_argument(
+        "--threads", type=int, default=Lora.threads,
+        help="torch threads (default: %(default)s; 1 where other work shares the cores)",
+    )  # fmt: skip
+    parser.add_argument(
         "--save-at", default="", metavar="EPOCHS",
         help="comma-separated epochs below --epochs after which the merged weights are also saved, to OUT-epoch<N>",
     )  # fmt: skip
@@ -329,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     base = (args.base or directory(SMOLLM2)).expanduser().absolute()
     if not complete(base) and not (base / "config.json").is_file():
         parser.error(f"--base {base}: no SmolLM2 folder there; run `{SMOLLM2.make}` first")
-    for name in ("examples", "epochs", "batch_size", "rank", "layers"):
+    for name in ("examples", "epochs", "batch_size", "rank", "layers", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: expected at least 1")
     if not args.lr > 0:
@@ -351,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Lora(
         kind=kind_name, examples=args.examples, epochs=args.epochs, batch_size=args.batch_size,
         rank=args.rank, alpha=2 * args.rank, layers=args.layers, lr=args.lr, formats=formats, seed=args.seed,
-        save_at=save_at,
+        threads=args.threads, save_at=save_at,
     )  # fmt: skip
     train(base, out.expanduser().absolute(), settings, log=lambda m: print(m, file=sys.stderr, flush=True))
     print(out)
