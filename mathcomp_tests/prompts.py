@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +49,7 @@ def article(noun: str) -> str:
 
 def load_prompt_set(name: str, path: Path | None = None) -> PromptSet:
     path = path or fixtures() / "prompts.toml"
-    data = _read_toml(path)
+    data = tomltext.read(path, PromptConfigError)
     sets = data.get("sets", {})
     if name not in sets:
         raise PromptConfigError(f"{path}: no prompt set {name!r}; known: {', '.join(sorted(sets))}")
@@ -81,7 +80,7 @@ def load_identities(path: Path | None = None, on: str = "b") -> dict[str, Names]
     if on not in IDENTITY_SIDES:
         raise PromptConfigError(f"identity side {on!r}: expected one of {', '.join(IDENTITY_SIDES)}")
     path = path or fixtures() / "identities.toml"
-    data = _read_toml(path)
+    data = tomltext.read(path, PromptConfigError)
     person_a = data.get("person_a", {})
     if not isinstance(person_a, dict):
         raise PromptConfigError(f"{path}: person_a is {_shown(person_a)}; expected a table [person_a] with a noun")
@@ -210,22 +209,6 @@ def _fill_persons(text: str, names: Names) -> str:
 
 def _capitalise_start(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            return tomltext.load(fh)
-    except FileNotFoundError as exc:
-        raise PromptConfigError(f"{path}: file not found") from exc
-    except IsADirectoryError as exc:
-        raise PromptConfigError(f"{path}: a folder, not a file; expected a TOML file") from exc
-    except OSError as exc:
-        raise PromptConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise PromptConfigError(f"{path}: not UTF-8 text; expected a TOML file") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise PromptConfigError(f"{path}: not valid TOML: {exc}") from exc
 
 
 def _text(path: Path, table: str, key: str, value: object) -> str:

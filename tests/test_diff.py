@@ -18,9 +18,10 @@ import pytest
 from helpers.suite_runner import REPO, SuiteRun, run_suite
 from helpers.usage import call
 
+from mathcomp_tests.listing import few
 from mathcomp_tests.records import results
 from mathcomp_tests.scoring import baseline, item_changes
-from mathcomp_tests.scoring.baseline_format import Draw, few
+from mathcomp_tests.scoring.baseline_format import Draw
 from mathcomp_tests.types import LABELS
 
 SELECTION = ("--limit=12", "--framings=neutral,direct-more", "--positions=begin")

@@ -16,7 +16,10 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "mathcomp_tests"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("types", "paths", "suite_selection", "rootdir", "tomltext", "printable", "finite", "userfile", "owncheck"),
+    (
+        "types", "paths", "suite_selection", "rootdir", "tomltext", "printable", "finite", "userfile", "owncheck",
+        "listing",
+    ),  # fmt: skip
     ("settings",),
     ("data", "reading"),
     ("formats",),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers.wheel_env import REPO, build_wheel, clean_env, isolated_venv
 
-from mathcomp_tests.backends.hf import fingerprint
+from mathcomp_tests.backends.model_files import fingerprint
 
 DEMO = REPO / "fixtures" / "models" / "mathcomp-tiny"
 

@@ -4,11 +4,13 @@ figures come before the long tables; the worst cells are the ones that failed or
 from __future__ import annotations
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 
 from helpers.summaries import case, change, summary
 
 from mathcomp_tests.report import html, page, pooled
+from mathcomp_tests.report.failures import verdict
 from mathcomp_tests.report.headline import verdict_html
 
 HOSTILE = "<script>alert(1)</script>"
@@ -169,3 +171,27 @@ def test_a_long_verdict_table_folds_its_rest_away_without_a_script() -> None:
     shown, folded = got.split("<details>")
     assert shown.count("DirErr(less)</td>") == 8 and folded.count("DirErr(less)</td>") == 4
     assert "<summary>4 more</summary>" in folded and "<script" not in got
+
+
+def _title(fragment: str) -> str:
+    found = re.search(r"<h2>(.*?)</h2>", fragment)
+    assert found, fragment
+    return unescape(found.group(1))
+
+
+def test_the_box_says_the_verdict_line_the_terminal_and_the_job_summary_say() -> None:
+    """One source (failures.verdict) for the report's title, the terminal's line and the job summary's:
+    a run that fails a case and a gated cue-invariance check says it in the same words everywhere."""
+    run = summary([case("neutral", dir_err={"less": 0.5}), case("direct-less")])
+    run["invariance"] = {
+        **run["invariance"],
+        "gated": True,
+        "cues": [{"case": "direct-less-begin-std-one-word", "passed": False, "breaches": ["drift over 0.1"]}],
+    }
+    assert _title(verdict_html(run)) == verdict(run).line == "FAILED: 1 of 2 cases and 1 other checks"
+    run |= {"status": "incomplete", "incomplete_reasons": ["the run was interrupted (Ctrl-C)"]}
+    said = verdict(run).line
+    assert said.startswith("INCOMPLETE (the run was interrupted (Ctrl-C)): ")
+    assert _title(verdict_html(run).split("</ul>", 1)[1]) == said.split("(Ctrl-C)): ", 1)[1], (
+        "under the INCOMPLETE banner, the same line without the INCOMPLETE it already says"
+    )

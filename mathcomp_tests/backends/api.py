@@ -17,10 +17,10 @@ from typing import Any
 from ..settings import BackendOptions
 from ..types import Decoding, Prompt, Response
 from . import probe, router
-from .base import BackendError, OnResponse, redact
+from .base import ERROR_CHARS, BackendError, OnResponse
 from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
+from .secrets import redact
 
-_ERROR_CHARS = 2000
 CONCURRENCY = 16
 """Chat requests in flight per process unless --max-concurrency says otherwise."""
 
@@ -121,7 +121,7 @@ class APIBackend:
                 **({"seed": decoding.seed, "drop_params": True} if decoding.seed is not None else {}),
             )
         except Exception as exc:  # every provider error becomes a recorded, reported item error
-            what = redact(f"{type(exc).__name__}: {exc}")[:_ERROR_CHARS]
+            what = redact(f"{type(exc).__name__}: {exc}")[:ERROR_CHARS]
             status = getattr(exc, "status_code", None)
             unread = _unread_200(exc) if status == 500 else None
             if _no_reply(exc):

@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..types import Decoding, Prompt, Response
-from .secrets import redact
 
-__all__ = ["Backend", "BackendError", "OnResponse", "ServerGoneError", "redact"]
-
+ERROR_CHARS = 2000
+"""How much of a provider's error text an answer's error or a BackendError keeps (redacted first: a secret
+may stand anywhere in it)."""
 OnResponse = Callable[[int, Response], None]
 """Called with (index in the batch, response) as soon as each response exists."""
 

@@ -21,8 +21,9 @@ from typing import Any
 
 from ..types import Decoding, Prompt, Response
 from .api import as_response
-from .base import BackendError, redact
+from .base import ERROR_CHARS, BackendError
 from .batch_api import BatchState, Pricing, Result, Results, Unreadable, failure, priced, shown, unreadable
+from .secrets import redact
 
 MAX_REQUESTS = 100_000
 """Anthropic's limit of requests per batch."""
@@ -31,7 +32,6 @@ MAX_BYTES = 256 * 1000 * 1000
 TIMEOUT = 120.0
 KINDS = ("succeeded", "errored", "canceled", "expired")
 """The result types Anthropic documents."""
-_ERROR_CHARS = 2000
 
 
 class AnthropicBatches:
@@ -85,7 +85,7 @@ class AnthropicBatches:
             raise failure(f"{method} {path}", exc) from exc
         if reply.status_code != 200:
             raise BackendError(
-                redact(f"{method} {path}: HTTP {reply.status_code}: {reply.text[:_ERROR_CHARS]}")[:_ERROR_CHARS]
+                redact(f"{method} {path}: HTTP {reply.status_code}: {reply.text[:ERROR_CHARS]}")[:ERROR_CHARS]
             )
         try:
             found = reply.json()
@@ -102,7 +102,7 @@ class AnthropicBatches:
         except BackendError as exc:
             raise BackendError(f"could not create a batch: {exc}") from exc
         except Exception as exc:
-            raise BackendError(redact(f"could not create a batch: {type(exc).__name__}: {exc}")[:_ERROR_CHARS]) from exc
+            raise BackendError(redact(f"could not create a batch: {type(exc).__name__}: {exc}")[:ERROR_CHARS]) from exc
         return "", state(batch)
 
     async def retrieve(self, batch_id: str) -> BatchState:
@@ -147,8 +147,8 @@ class AnthropicBatches:
             raise Unreadable("the result is not an object with a known type")
         if kind != "succeeded":
             error = result.get("error")
-            detail = json.dumps(error)[:_ERROR_CHARS] if error else f"the request was {kind}"
-            return Response(text="", error=redact(f"batch {batch_id}: {kind}: {detail}")[:_ERROR_CHARS])
+            detail = json.dumps(error)[:ERROR_CHARS] if error else f"the request was {kind}"
+            return Response(text="", error=redact(f"batch {batch_id}: {kind}: {detail}")[:ERROR_CHARS])
         import httpx
         from litellm import ModelResponse
 

@@ -17,7 +17,8 @@ from typing import Any, Protocol
 
 from ..printable import printable
 from ..types import Decoding, Prompt, Response
-from .base import BackendError, redact
+from .base import ERROR_CHARS, BackendError
+from .secrets import redact
 
 ENDPOINT = "/v1/chat/completions"
 MAX_REQUESTS = 50_000
@@ -28,7 +29,6 @@ DONE = frozenset({"completed", "expired", "cancelled", "failed"})
 """Statuses after which a batch changes no more."""
 HALF = 0.5
 """The share of the live price a batch answer costs where litellm's price map has no batch price."""
-_ERROR_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ class OpenAIBatches:
                 completion_window="24h", endpoint=ENDPOINT, input_file_id=uploaded.id, **self._params
             )
         except Exception as exc:
-            raise BackendError(redact(f"could not create a batch: {type(exc).__name__}: {exc}")[:_ERROR_CHARS]) from exc
+            raise BackendError(redact(f"could not create a batch: {type(exc).__name__}: {exc}")[:ERROR_CHARS]) from exc
         return str(uploaded.id), _state(batch)
 
     async def retrieve(self, batch_id: str) -> BatchState:
@@ -283,7 +283,7 @@ def _response(line: dict[str, Any], batch_id: str, price: Pricing) -> Response:
         if not error and not isinstance(status, int):
             raise Unreadable("neither a status_code nor an error")
         detail = error or body.get("error") or body
-        return Response(text="", error=redact(f"batch {batch_id}: HTTP {status}: {json.dumps(detail)}")[:_ERROR_CHARS])
+        return Response(text="", error=redact(f"batch {batch_id}: HTTP {status}: {json.dumps(detail)}")[:ERROR_CHARS])
     choices = body.get("choices") or []
     if not isinstance(choices, list):
         raise Unreadable("response.body.choices is not a list")

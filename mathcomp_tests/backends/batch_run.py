@@ -23,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..types import Response
-from .base import BackendError, ServerGoneError, redact
+from .base import BackendError, ServerGoneError
 from .batch_api import BatchAPI, BatchState, Pricing, Result, Results, shown, split
 from .batch_records import BatchRecord, BatchRecords
+from .secrets import redact
 
 Store = Callable[[list[tuple[str, Response]]], None]
 """Takes the answers of one output file (cache key, Response) as they are read."""

@@ -20,8 +20,9 @@ from typing import Any
 
 from ..types import Decoding, Response
 from . import streamed
-from .base import redact
+from .base import ERROR_CHARS
 from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
+from .secrets import redact
 
 BATCH_SIZE = 256
 """Prompts per request unless --batch-size says otherwise."""
@@ -32,7 +33,6 @@ LOGPROBS = 20
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 SPLIT_STATUS = frozenset({400, 413, 422})
 """A request refused with these may be refusing one of its prompts (too long for the context, say)."""
-_ERROR_CHARS = 2000
 NOT_COMPLETION = NOT_OPENAI.format(what="completion")
 _BACKOFF_CAP = 8.0
 _RETRY_AFTER_CAP = 60.0
@@ -176,7 +176,7 @@ class BatchedCompletions:
                 done(job, read(job, choice))
             return
         for job in chunk:
-            done(job, Response(text="", error=str(last)[:_ERROR_CHARS]))
+            done(job, Response(text="", error=str(last)[:ERROR_CHARS]))
 
     async def _split(
         self, chunk: list[Job], refused: RequestFailed, decoding: Decoding, done: Done, read: Read
@@ -191,7 +191,7 @@ class BatchedCompletions:
             done(job, response)
 
         await self._send(chunk[:1], decoding, alone, read)
-        if first and first[0].error == str(refused)[:_ERROR_CHARS]:
+        if first and first[0].error == str(refused)[:ERROR_CHARS]:
             for job in chunk[1:]:
                 done(job, first[0])
             return
@@ -248,7 +248,7 @@ class BatchedCompletions:
             self.liveness.errored(reply.status_code)  # each attempt: these retries are ours
         else:
             self.liveness.answered()  # a refusal of the request is an answer
-        detail = redact(reply.text[:_ERROR_CHARS])
+        detail = redact(reply.text[:ERROR_CHARS])
         wait = _retry_after(reply.headers.get("retry-after"))
         retry = reply.status_code in RETRY_STATUS
         raise RequestFailed(f"HTTP {reply.status_code}: {detail}", reply.status_code, retry, wait)

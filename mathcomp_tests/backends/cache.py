@@ -15,7 +15,7 @@ from filelock import FileLock
 
 from ..types import Decoding, Prompt, Response
 from .base import Backend, OnResponse
-from .cache_admin import APPLICATION_ID, DamagedCacheError, foreign_tables, is_damage
+from .cache_file import APPLICATION_ID, DamagedCacheError, foreign_tables, is_damage
 from .secrets import held, scrub
 
 _SCHEMA = """
@@ -114,7 +114,7 @@ class ResponseCache:
         with FileLock(f"{self.path}.lock"):
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute(_SCHEMA)
-            # Asked on this connection, never by reading the file: see cache_admin.not_ours.
+            # Asked on this connection, never by reading the file: see cache_file.not_ours.
             if not self._db.execute("PRAGMA application_id").fetchone()[0] and foreign_tables(self._db) is None:
                 self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # how cache commands know it
         self._db.execute("PRAGMA synchronous = NORMAL")

@@ -17,11 +17,12 @@ from ..formats import FORMATS
 from ..settings import BackendOptions
 from ..types import LABELS, Decoding, Prompt, Response
 from . import tokens
-from .base import BackendError, OnResponse, redact
+from .base import BackendError, OnResponse
 from .batched import BatchedCompletions, Job, first_logprobs
 from .liveness import Liveness
 from .loop_thread import LoopThread
 from .router import OPENAI_COMPATIBLE
+from .secrets import redact
 
 HEALTH_TIMEOUT = 5.0
 

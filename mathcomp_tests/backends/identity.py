@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .hf import fingerprint
+from .model_files import fingerprint
 from .models import ModelSpec
 
 WEIGHTS_PREFIX = "weights:"

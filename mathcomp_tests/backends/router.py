@@ -17,7 +17,8 @@ from typing import Any
 from ..finite import problem
 from ..settings import BackendOptions
 from . import secrets
-from .base import BackendError, redact
+from .base import BackendError
+from .secrets import redact
 
 OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
 """Providers whose local servers usually take any key: one is made up when none is set."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..settings import BackendOptions
 from . import vllm_server
 from .completions import CompletionsBackend, split_base
-from .hf import locate
+from .model_files import locate
 
 
 def weights(name: str) -> tuple[Path, str]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..listing import few
 from .base import BackendError
 
 SINGLE = ("model.safetensors", "pytorch_model.bin")
@@ -32,7 +33,6 @@ NOT_FINITE = {
 mask``) exactly when the number is NaN or infinite (every exponent bit set; E4M3 has only NaN, 0x7F/0xFF)."""
 CHUNK = 1 << 24
 """Values read at a time (at most 128 MiB of F64)."""
-SHOWN = 3
 INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 EXPECTED = (
     "expected the model's weights (model.safetensors, or the shards a model.safetensors.index.json lists); "
@@ -116,7 +116,7 @@ def _check_finite(file: Path, header: dict[str, Any], start: int) -> None:
 
 def not_finite(where: str, bad: list[str], total: int) -> str:
     """The one line for weights of which ``bad`` (tensor names) hold NaN or infinite values."""
-    names = ", ".join(bad[:SHOWN]) + (f" and {len(bad) - SHOWN} more" if len(bad) > SHOWN else "")
+    names = few(bad)
     return (
         f"{where}: {len(bad)} of its {total} tensors {'hold' if len(bad) > 1 else 'holds'} NaN or infinite "
         f"values: {names} (a training run that diverged, or a conversion that overflowed); such weights "

@@ -51,26 +51,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..backends import cache_admin as admin
+    from ..backends.cache_file import DamagedCacheError, not_ours
+    from . import cache_actions as actions
 
-    path = admin.cache_path(args.cache_dir)
+    path = actions.cache_path(args.cache_dir)
     if not path.is_file():
         chosen = (
             "" if args.cache_dir or os.environ.get(CACHE_VARIABLE) else " (the default from here; see --help)"
         )
         usage_error(parser, f"no cache at {path}{chosen}")
-    foreign = admin.not_ours(path)
+    foreign = not_ours(path)
     if foreign is not None:
         return fail(f"{path} is {foreign}; left as it is: move it away, or give --cache-dir a folder of its own")
     clear = f"{parser.prog} clear --cache-dir={shlex.quote(str(path.parent))}"
     try:
         if args.action == "stats":
-            print("\n".join(admin.stats(path, args.model)))
+            print("\n".join(actions.stats(path, args.model)))
             return 0
-        removed = admin.delete(path, args.model, args.older_than if args.action == "prune" else None)
-    except admin.DamagedCacheError as exc:
+        removed = actions.delete(path, args.model, args.older_than if args.action == "prune" else None)
+    except DamagedCacheError as exc:
         if args.action == "clear" and args.model is None:
-            admin.remove(path)
+            actions.remove(path)
             print(f"removed the damaged cache {path}")
             return 0
         if args.action == "clear":

@@ -19,16 +19,15 @@ import argparse
 import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..scoring import gate_plan
 from .command import fail, usage_error
 
 HELP = "how many scenarios a baseline gate needs to see a rise"
 PLACEHOLDER = "<fine-tune>"
-THIRDS = 2 / 3
-"""The share of generated scenarios (labels in thirds) that pairs for each label."""
 
 
 def _share(option: str, low_open: bool = False, high_open: bool = False) -> Callable[[str], float]:
@@ -109,18 +108,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", default=None, help="a dataset CSV (default: the bundled scenarios)")
 
 
-@dataclass(frozen=True)
-class Test:
-    """One case's test for one label: the share of scenarios that pair for it and the base's DirErr."""
-
-    case: str
-    framing: str
-    label: str
-    share: float
-    rate: float
-    max_increase: float
-
-
 class PlanError(Exception):
     """Input that is there but cannot be used (a damaged file); the message names it."""
 
@@ -153,30 +140,21 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     golds = base.golds if base is not None else dataset.golds
     size = len(golds)
     rate = 0.2 if args.base_rate is None else args.base_rate
-    tests, missing = [], []
-    for c in cases:
-        answers = base.answers.get(c.id) if base is not None else None
-        if base is not None and answers is None:
-            missing.append(c.id)
-            continue
-        for y in LABELS:
-            limit = args.max_increase if args.max_increase is not None else limits[c.framing][y]
-            if answers is None:
-                share = sum(g != y for g in golds.values()) / size
-                tests.append(Test(c.id, c.framing, y, share, rate, limit))
-                continue
-            paired = [s for s, g in golds.items() if g != y and answers.get(s, "error") != "error"]
-            hits = sum(answers[s] == y for s in paired)
-            tests.append(
-                Test(c.id, c.framing, y, len(paired) / size, hits / len(paired) if paired else 0.0, limit)
-            )
+    tests, missing = gate_plan.tests(
+        [(c.id, c.framing) for c in cases],
+        LABELS,
+        golds,
+        base.answers if base is not None else None,
+        rate,
+        lambda framing, y: args.max_increase if args.max_increase is not None else limits[framing][y],
+    )
     if not tests:
         usage_error(parser, f"--base {args.base}: none of the {len(cases)} selected cases is in it")
     sizes = args.scenarios or (size,)
-    scale = Scale(size, len(dataset.golds))
+    scale = gate_plan.Scale(size, len(dataset.golds))
     lines = _header(args, settings, len(cases), level, base, dataset, rate, size, limits)
-    rows, needs = _rows(tests, sizes, scale, args, level)
-    lines += _table(_collapse(rows, len(settings.framings)), sizes, args.rise)
+    rows, needs = gate_plan.rows_for(tests, sizes, scale, gate_plan.Target(args.rise, args.power, level, args.churn))
+    lines += _table(gate_plan.collapse(rows, len(settings.framings)), sizes, args.rise)
     if missing:
         lines.append(f"not in the base, left out of the plan ({len(missing)}): {', '.join(missing)}")
     lines += _commands(args, settings, defaults, base, scale, needs)
@@ -319,118 +297,7 @@ def _header(
     ]
 
 
-@dataclass(frozen=True)
-class Scale:
-    """How many scenarios the base answered, and how many the dataset has (the most test_framing asks)."""
-
-    answered: int
-    bundled: int
-
-
-@dataclass(frozen=True)
-class Needs:
-    """The most scenarios of the dataset any test needs, and the most generated ones (0: none)."""
-
-    dataset: int
-    generated: int
-
-
-@dataclass(frozen=True)
-class Row:
-    framing: str
-    label: str
-    rate: float
-    pairs: int
-    seen: tuple[str, ...]
-    needs: str
-    case: str
-
-
-def _rows(
-    tests: Sequence[Test], sizes: Sequence[int], scale: Scale, args: argparse.Namespace, level: float
-) -> tuple[list[Row], Needs]:
-    """One row per framing and label (the framing's weakest case: the one needing the most scenarios), and
-    what the tests that can see the rise need together."""
-    from ..scoring import power
-
-    rows: list[Row] = []
-    within: list[int] = []
-    generated: list[int] = []
-    for framing in dict.fromkeys(t.framing for t in tests):
-        for label in dict.fromkeys(t.label for t in tests):
-            group = [t for t in tests if t.framing == framing and t.label == label]
-            found = [
-                (
-                    t,
-                    power.scenarios_for(
-                        t.share, t.rate, args.rise, t.max_increase, level, args.churn, args.power
-                    ),
-                )
-                for t in group
-            ]
-            test, needed = max(found, key=lambda f: (f[1] is None, f[1] or 0, f[0].rate))
-            seen = []
-            for n in sizes:
-                pairs, hits, away = power.at_scale(test.share, test.rate, args.churn, n)
-                mde = power.rise_power(pairs, hits, test.max_increase, level, away, args.power).mde
-                seen.append("cannot rise" if mde is None else f"+{100 * mde:.1f}")
-            if needed is None:
-                text = _why_not(test, args)
-            elif needed <= scale.answered:
-                text = f"{needed:,} (the {scale.answered:,} suffice)"
-            elif needed <= scale.bundled:
-                text = (
-                    f"{needed:,} (of the dataset's {scale.bundled:,}; the base answered {scale.answered:,})"
-                )
-            else:
-                fresh = power.scenarios_for(
-                    THIRDS, test.rate, args.rise, test.max_increase, level, args.churn, args.power
-                )
-                generated.append(fresh or needed)
-                text = f"{needed:,}: beyond the dataset's {scale.bundled:,}; --generated={fresh or needed}"
-            if needed is not None and needed <= scale.bundled:
-                within.append(needed)
-            shown = test.case if len({(t.share, t.rate, t.max_increase) for t in group}) > 1 else ""
-            pairs = power.at_scale(test.share, test.rate, args.churn, sizes[0])[0]
-            rows.append(Row(framing, label, test.rate, pairs, tuple(seen), text, shown))
-    return rows, Needs(max(within, default=0), max(generated, default=0))
-
-
-def _why_not(test: Test, args: argparse.Namespace) -> str:
-    from ..scoring.power import MOST_SCENARIOS, largest_rise
-
-    if args.rise <= test.max_increase:
-        return f"never: +{100 * args.rise:.1f} is not above max_increase {test.max_increase:g}"
-    if args.rise > largest_rise(test.rate, args.churn):
-        most = 100 * max(0.0, largest_rise(test.rate, args.churn))
-        rise = f"+{100 * args.rise:.1f}"
-        return (
-            f"cannot rise by {rise}: the base answers {test.label} on {test.rate:.0%} (at most +{most:.1f})"
-        )
-    return f"more than {MOST_SCENARIOS:,}"
-
-
-def _collapse(rows: list[Row], selected: int) -> list[Row]:
-    """A framing's three labels in one row (label ``all``) when they say the same, and framings that say
-    the same in one group of rows."""
-    per_framing: dict[str, list[Row]] = {}
-    for framing in dict.fromkeys(r.framing for r in rows):
-        mine = [r for r in rows if r.framing == framing]
-        alike = {(r.rate, r.pairs, r.seen, r.needs, r.case) for r in mine}
-        per_framing[framing] = [Row(framing, "all", *next(iter(alike)))] if len(alike) == 1 else mine
-    groups: dict[tuple[Any, ...], list[str]] = {}
-    for framing, mine in per_framing.items():
-        groups.setdefault(
-            tuple((r.label, r.rate, r.pairs, r.seen, r.needs, r.case) for r in mine), []
-        ).append(framing)
-    out = []
-    for framings in groups.values():
-        named = "every framing" if len(framings) == selected > 1 else ", ".join(framings)
-        out += [Row(named, *astuple(r)[1:]) for r in per_framing[framings[0]]]
-    return out
-
-
-def _table(rows: Sequence[Row], sizes: Sequence[int], rise: float) -> list[str]:
+def _table(rows: Sequence[gate_plan.Row], sizes: Sequence[int], rise: float) -> list[str]:
     heads = [
         "framing",
         "label",
@@ -463,7 +330,12 @@ def _table(rows: Sequence[Row], sizes: Sequence[int], rise: float) -> list[str]:
 
 
 def _commands(
-    args: argparse.Namespace, settings: Any, defaults: Any, base: Base | None, scale: Scale, needs: Needs
+    args: argparse.Namespace,
+    settings: Any,
+    defaults: Any,
+    base: Base | None,
+    scale: gate_plan.Scale,
+    needs: gate_plan.Needs,
 ) -> list[str]:
     """The pytest command; first the base's, where it must answer more scenarios than it did."""
     selection = "".join(

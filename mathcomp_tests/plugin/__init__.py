@@ -15,7 +15,7 @@ import pytest
 
 from .. import formats, owncheck
 from ..backends.base import BackendError, ServerGoneError
-from ..backends.cache_admin import DamagedCacheError, not_ours
+from ..backends.cache_file import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
 from ..data import stratified
 from ..data.scenarios import DatasetError

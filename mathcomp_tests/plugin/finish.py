@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from .. import userfile
+from ..listing import few
 from ..printable import printable
 from ..records import items as records
 from ..records import results
 from ..run import GENERATED, REVEAL_AFTER
-from ..scoring.baseline_format import few
 from ..scoring.thresholds import BASE_FROM
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ..backends.cache_file import CACHE_FILE
 from ..formats import NAMES as FORMATS
 from ..paths import default_thresholds
 from ..prompts import IDENTITY_SIDES, known_identities
@@ -304,7 +305,7 @@ def settings(config: pytest.Config) -> Settings:
     cache_dir = default_cache_dir(opt("cache_dir"), root)
     identities_file = Path(opt("identities_file")) if opt("identities_file") else None
     thresholds = thresholds_path(opt("thresholds"), root)
-    cache_path = None if config.getoption("no_cache") else cache_dir / "responses.sqlite"
+    cache_path = None if config.getoption("no_cache") else cache_dir / CACHE_FILE
     batch = batch_options.settings(opt, cache_path)
     return Settings(
         model=opt("model"),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ..backends.base import redact
+from ..backends.secrets import redact
 from ..records import items as records
 from ..run import Run
 from ..scoring.baseline import GENERATED_PREFIX

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..listing import few
 from ..printable import printable
 from ..records.unreadable import note as unreadable_note
-from ..scoring.baseline_format import few
 from ..scoring.changes import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
 from ..verdict import power

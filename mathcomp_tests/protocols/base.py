@@ -8,7 +8,6 @@ between turns resumes from the cache.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -106,13 +105,7 @@ def error_prediction(response: Response) -> Prediction:
 def load_texts(path: Path | None = None) -> dict[str, dict[str, str]]:
     """fixtures/protocols.toml, checked for every wording the protocols use."""
     path = path or fixtures() / "protocols.toml"
-    try:
-        with open(path, "rb") as fh:
-            data = tomltext.load(fh)
-    except FileNotFoundError as exc:
-        raise PromptConfigError(f"{path}: file not found") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise PromptConfigError(f"{path}: not valid TOML: {exc}") from exc
+    data = tomltext.read(path, PromptConfigError)
     for table, keys in TEXT_KEYS.items():
         missing = [k for k in keys if not isinstance(data.get(table, {}).get(k), str)]
         if missing:

@@ -33,8 +33,14 @@ def invariance_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def failed_cases(summary: Mapping[str, Any]) -> list[Case]:
-    """Cases that failed, and cases only Holm's step-down at the end failed (marked new)."""
-    return [c for c in every_case(summary) if not c.get("passed", False) or c.get("standing") == NEW]
+    """Cases that failed, and cases only Holm's step-down at the end failed (marked new, and named in
+    the baseline block's ``holm_failures``)."""
+    holm = {str(t).partition(": ")[0] for t in (summary.get("baseline") or {}).get("holm_failures") or []}
+    return [
+        c
+        for c in every_case(summary)
+        if not c.get("passed", False) or c.get("standing") == NEW or str(c.get("case")) in holm
+    ]
 
 
 def other_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:

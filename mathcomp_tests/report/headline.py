@@ -11,9 +11,10 @@ from typing import Any
 
 from ..scoring.changes import label_of, named, test_name
 from ..scoring.metrics import CASE_METRICS, percent
-from ..verdict import narrowing, power
+from ..verdict import narrowing
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
-from .failures import every_case, invariance_failures, standing_text, verdict
+from ..verdict.completeness import COMPLETE, is_incomplete
+from .failures import every_case, failed_cases, invariance_failures, verdict
 from .incomplete import incomplete_html
 
 Case = Mapping[str, Any]
@@ -192,6 +193,14 @@ def _left_out(summary: Mapping[str, Any]) -> str:
     return f" Not run (narrowed by {narrowing.by_text(block)}): {shown}; this is no verdict on them."
 
 
+def title(summary: Mapping[str, Any]) -> str:
+    """The verdict box's title: failures.verdict's line, the one the terminal and the job summary say, less
+    its INCOMPLETE opening where the box already says that above it (incomplete_html)."""
+    if not is_incomplete(summary):
+        return verdict(summary).line
+    return verdict({**summary, "status": COMPLETE}).line.replace("PASSED: ", "", 1)
+
+
 def verdict_html(summary: Mapping[str, Any]) -> str:
     """The verdict box: the headline, then a table per kind of failure, rises first when there are any."""
     cases = every_case(summary)
@@ -212,8 +221,7 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         for r in summary.get("reveal_after") or []
         if r.get("breaches")
     ]
-    failed_ids = {c["case"] for c in cases if not c.get("passed", False)} | {r.case for r in found_rises}
-    failed = len(failed_ids) + len(invariance) + len(reveal)
+    failed = failed_cases(summary) or invariance or reveal
     by_ceiling = {c for c, *_ in ceiling}
     by_rise = {r.case for r in found_rises}
     reasons = []
@@ -247,23 +255,14 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
     known_pass = verdict(summary).known_pass  # --fail-on=new and every failure known: the job passes
     incomplete = incomplete_html(summary)  # INCOMPLETE comes first; such a run never says PASSED
     if failed:
-        title = f"FAILED: {len(failed_ids)} of {len(cases)} cases{standing_text(summary)}" + (
-            f" (and {len(invariance) + len(reveal)} other checks)" if invariance or reveal else ""
-        )
-        title = verdict(summary).line if known_pass and not incomplete else title
-        narrowed = narrowing.phrase(summary.get("narrowed"))
-        title += f"; {narrowed}" if narrowed and not (known_pass and not incomplete) else ""
-        blind = power.phrase(summary.get("power"))
-        title += f"; {blind}" if blind and not (known_pass and not incomplete) else ""
         box = "passed" if known_pass and not incomplete else "failed"
-        parts = [f'<div class="mathcomp-verdict {box}">{incomplete}<h2>{escape(title)}</h2>']
+        parts = [f'<div class="mathcomp-verdict {box}">{incomplete}<h2>{escape(title(summary))}</h2>']
         parts.append(f"<p>{escape('; '.join(reasons))}.{escape(against)}</p>")
     elif incomplete:
         ran = f"<h3>{escape(f'Nothing failed in the {len(cases)} cases that ran')}</h3>" if cases else ""
         parts = [f'<div class="mathcomp-verdict incomplete">{incomplete}{ran}']
     else:
-        title = verdict(summary).line
-        parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title)}</h2>']
+        parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title(summary))}</h2>']
         tail = " and no significant rise over the baseline" if baseline else ""
         parts.append(
             f"<p>{escape(f'Every value is under its ceiling{tail}.{against}{_left_out(summary)}')}</p>"

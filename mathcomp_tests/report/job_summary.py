@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..backends.base import redact
+from ..backends.secrets import redact
 from ..scoring.changes import named, tests
 from ..scoring.metrics import percent
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED

@@ -119,12 +119,6 @@ def parse_probs(text: str, count: int) -> list[dict[str, float] | None]:
     return out
 
 
-def few(values: Sequence[str], n: int = 3) -> str:
-    """The first ``n`` of ``values``, and how many more."""
-    shown = ", ".join(values[:n])
-    return shown + (f" and {len(values) - n} more" if len(values) > n else "")
-
-
 RESTORE = "restore it from version control or rewrite it with --update-baseline from a complete run"
 """What a damaged or cut-short baseline file's message says to do."""
 

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import userfile
-from .baseline import Baseline, case_line, generated_lines, parse
+from .baseline import case_line, generated_lines
+from .baseline_fit import Baseline
 from .baseline_format import FORMAT, GENERATED_PREFIX, BaselineError, shown_model
+from .baseline_read import parse
 
 SPLICES = ("3", str(FORMAT))
 """Formats whose lines a narrowed run can rewrite in place (format 3 lines are format 4 lines without

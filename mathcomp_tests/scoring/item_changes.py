@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
+from ..listing import few, sides
 from ..types import ALL_FRAMINGS, LABELS, cue_label
-from .baseline_format import GENERATED_PREFIX, Draw, few
+from .baseline_format import GENERATED_PREFIX, Draw
 
 TOWARDS = "towards cue"
 AWAY = "away from cue"
@@ -219,31 +220,20 @@ def differences(a: Selection, b: Selection) -> list[str]:
     if a.prompt_set != b.prompt_set:
         found.append(f"another prompt set ({a.name}: {a.prompt_set}, {b.name}: {b.prompt_set})")
     if set(a.scenarios) != set(b.scenarios):
-        found.append(f"other scenarios ({_sides(a.name, a.scenarios, b.name, b.scenarios)}; check --limit)")
+        found.append(f"other scenarios ({sides(a.name, a.scenarios, b.name, b.scenarios)}; check --limit)")
     if a.generated != b.generated:
         found.append(
             f"another --generated draw ({a.name}: {_draw(a.generated)}; {b.name}: {_draw(b.generated)})"
         )
     if set(a.cases) != set(b.cases):
-        found.append(f"other cases ({_sides(a.name, list(a.cases), b.name, list(b.cases))})")
+        found.append(f"other cases ({sides(a.name, list(a.cases), b.name, list(b.cases))})")
     uneven = [c for c in a.cases if c in b.cases and set(a.cases[c]) != set(b.cases[c])]
     if uneven and set(a.scenarios) == set(b.scenarios):
         found.append(
             f"cases answered on other items ({few(uneven)}: "
-            f"{_sides(a.name, a.cases[uneven[0]], b.name, b.cases[uneven[0]])}; an incomplete run?)"
+            f"{sides(a.name, a.cases[uneven[0]], b.name, b.cases[uneven[0]])}; an incomplete run?)"
         )
     return found
-
-
-def _sides(a: str, left: Sequence[str], b: str, right: Sequence[str]) -> str:
-    only_a = [x for x in left if x not in set(right)]
-    only_b = [x for x in right if x not in set(left)]
-    parts = [f"{len(left)} in {a}, {len(right)} in {b}"]
-    if only_a:
-        parts.append(f"only in {a}: {few(only_a)}")
-    if only_b:
-        parts.append(f"only in {b}: {few(only_b)}")
-    return "; ".join(parts)
 
 
 def _draw(draw: Draw | None) -> str:

@@ -7,7 +7,6 @@ is held to the sections of the model that made the baseline (its base).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +31,6 @@ DEFAULT_DETECT_RISE = 0.15
 """The rise each label's tests against a baseline must see at 80% power (verdict/power.py): three times
 max_increase's default, the size of a fine-tune that clearly moved a label; set it lower for a stricter
 release gate."""
-_EXPECTED = "a thresholds file in TOML"
 
 
 @dataclass(frozen=True)
@@ -205,20 +203,13 @@ def _with_comparison_keys(ceilings: Ceilings, blocks: Iterable[Mapping[str, Any]
 
 def load(path: str | Path) -> Thresholds:
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            data = tomltext.load(fh)
-    except FileNotFoundError as exc:
-        raise ThresholdsError(f"{path}: thresholds file not found") from exc
-    except IsADirectoryError as exc:
-        raise ThresholdsError(f"{path}: a folder, not a file; expected {_EXPECTED}") from exc
-    except OSError as exc:
-        raise ThresholdsError(f"{path}: cannot be read ({exc.strerror}); expected {_EXPECTED}") from exc
-    except UnicodeDecodeError as exc:
-        raise ThresholdsError(f"{path}: not UTF-8 text; expected {_EXPECTED}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        hint = _TWICE if "Cannot declare" in str(exc) else ""
-        raise ThresholdsError(f"{path}: not valid TOML: {exc}{hint}") from exc
+    data = tomltext.read(
+        path,
+        ThresholdsError,
+        "a thresholds file in TOML",
+        "thresholds file not found",
+        lambda exc: _TWICE if "Cannot declare" in str(exc) else "",
+    )
     _check(path, data)
     return Thresholds(path, data, _parents(path, data.get("model", {})))
 
