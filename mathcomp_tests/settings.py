@@ -74,7 +74,7 @@ class BackendOptions:
 
 @dataclass(frozen=True)
 class BatchOptions:
-    """--batch and its options (backends/batch_backend.py)."""
+    """--batch and its options (backends/batch/)."""
 
     cache_path: Path
     """The response cache file: batch answers go into it, the batch records beside it."""

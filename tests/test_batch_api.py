@@ -17,7 +17,7 @@ from helpers.fault_server import OK, Fault
 from helpers.suite_runner import run_suite
 from helpers.usage import assert_usage_error
 
-from mathcomp_tests.backends.batch_api import split
+from mathcomp_tests.backends.batch.runner import split
 
 LIMIT = 6
 CASES = 2
@@ -227,9 +227,9 @@ def test_batch_needs_the_cache(tmp_path: Path) -> None:
 
 
 def test_input_files_are_cut_at_the_request_and_byte_limits() -> None:
-    lines = [b"x" * 10] * 7
-    assert split(lines, max_requests=3, max_bytes=1000) == [[0, 1, 2], [3, 4, 5], [6]]
-    assert split(lines, max_requests=100, max_bytes=25) == [[0, 1], [2, 3], [4, 5], [6]]
+    sizes = [10] * 7
+    assert split(sizes, max_requests=3, max_bytes=1000) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert split(sizes, max_requests=100, max_bytes=25) == [[0, 1], [2, 3], [4, 5], [6]]
     assert split([], max_requests=3, max_bytes=25) == []
 
 

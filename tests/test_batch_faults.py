@@ -113,7 +113,9 @@ def test_results_gone_for_good_stop_the_run_then_the_prompts_are_sent_again(name
 
     all_answered(second, PROMPTS)
     said = _lines(second, f"batch {batch}")
-    gave_up = [line for line in said if "could not be read" in line]
+    tries = [line for line in said if "its results could not be read (try" in line]
+    assert [("try 1 of 3" in t, "try 2 of 3" in t) for t in tries] == [(True, False), (False, True)], said
+    gave_up = [line for line in said if "could not be read in 2 runs" in line]
     assert len(gave_up) == 1 and f"{PROMPTS} of its {PROMPTS} requests unanswered, sent again" in gave_up[0], said
     assert len(provider.server.created) == 2 and provider.size(provider.server.created[1]) == PROMPTS
     closed = _record(tmp_path, batch)

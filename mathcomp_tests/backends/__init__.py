@@ -21,7 +21,7 @@ REGISTRY: dict[str, str] = {
     "api": "mathcomp_tests.backends.api:APIBackend",
     "vllm": "mathcomp_tests.backends.vllm:VLLMBackend",
     "completions": "mathcomp_tests.backends.completions:CompletionsBackend",
-    "batch": "mathcomp_tests.backends.batch_backend:BatchBackend",
+    "batch": "mathcomp_tests.backends.batch.backend:BatchBackend",
 }
 """Model kind -> ``module:Class``; the class is called with (model name, BackendOptions). An api model
 with --api-batching=completions is served by `completions`, under --batch by `batch`."""

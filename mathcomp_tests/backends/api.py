@@ -113,13 +113,7 @@ class APIBackend:
 
     async def _ask(self, prompt: Prompt, decoding: Decoding) -> Response:
         try:
-            result = await self._router.acompletion(
-                model=self.plan.group,
-                messages=[{"role": m.role, "content": m.content} for m in prompt.messages],
-                temperature=decoding.temperature,
-                max_tokens=decoding.max_new_tokens,
-                **({"seed": decoding.seed, "drop_params": True} if decoding.seed is not None else {}),
-            )
+            result = await self._router.acompletion(model=self.plan.group, **chat_params(prompt, decoding))
         except Exception as exc:  # every provider error becomes a recorded, reported item error
             what = redact(f"{type(exc).__name__}: {exc}")[:ERROR_CHARS]
             status = getattr(exc, "status_code", None)
@@ -161,6 +155,21 @@ class APIBackend:
             self._loop.run_until_complete(_cancel(pending))
         self._loop.run_until_complete(self._loop.shutdown_asyncgens())
         self._loop.close()
+
+
+def chat_params(prompt: Prompt, decoding: Decoding) -> dict[str, Any]:
+    """One live chat request's parameters but the model, in litellm's names: the messages, temperature and
+    max_tokens, and under a seed the seed with drop_params (a provider without seeds drops it, as it drops
+    what else it does not take). The batch providers encode their requests from this same dict
+    (backends/batch/encoding.py), so a batch asks exactly what the live call asks."""
+    params: dict[str, Any] = {
+        "messages": [{"role": m.role, "content": m.content} for m in prompt.messages],
+        "temperature": decoding.temperature,
+        "max_tokens": decoding.max_new_tokens,
+    }
+    if decoding.seed is not None:
+        params.update(seed=decoding.seed, drop_params=True)
+    return params
 
 
 def as_response(result: Any, cost: float | None) -> Response:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from filelock import FileLock
 
@@ -187,6 +188,23 @@ class ResponseCache:
             self._db.close()
 
 
+class AnswerStore(Protocol):
+    """What CachedBackend reads and writes answers through (a ResponseCache)."""
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Response]: ...
+
+    def put_many(self, rows: Sequence[Row]) -> None: ...
+
+
+@runtime_checkable
+class CollectsAnswers(Protocol):
+    """A backend that gets answers outside its calls (the batch backend: batches of earlier runs, a whole
+    selection before its cases): the CachedBackend wrapping it hands it its store, so that every answer,
+    whatever path it came by, is written through the one cache."""
+
+    def keep_answers_in(self, store: AnswerStore) -> None: ...
+
+
 class _Writer:
     """Buffers a batch backend's answers and commits them together; a streaming backend's at once."""
 
@@ -223,6 +241,8 @@ class CachedBackend:
         self.revision = inner.revision
         self.calls = 0
         """Prompts this process sent to the model (cache misses)."""
+        if cache is not None and isinstance(inner, CollectsAnswers):
+            inner.keep_answers_in(cache)
 
     @property
     def applied_chat_template(self) -> str | None:

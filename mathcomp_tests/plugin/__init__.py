@@ -15,6 +15,7 @@ import pytest
 
 from .. import formats, owncheck
 from ..backends.base import BackendError, ServerGoneError
+from ..backends.batch.protocol import BatchError
 from ..backends.cache_file import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
 from ..data import stratified
@@ -120,7 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
     tracker.install()
     if settings.backend.batch is not None:
         controller = workerinput is None and _has_workers(config)
-        phase = batch_phase.WorkerBatches() if controller else batch_phase.BatchPhase(run)
+        phase = batch_phase.WorkerBatches(run) if controller else batch_phase.BatchPhase(run)
         config.pluginmanager.register(phase, "mathcomp-batch")
     if workerinput is None and not config.option.collectonly:
         run.run_dir.mkdir(parents=True, exist_ok=True)
@@ -314,7 +315,7 @@ def reveal_after_result(condition: Condition, mathcomp_run: Run, record_property
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
     report = outcome.get_result()
-    if call.excinfo is not None and isinstance(call.excinfo.value, ServerGoneError):
+    if call.excinfo is not None and isinstance(call.excinfo.value, (ServerGoneError, BatchError)):
         item.session.shouldstop = str(call.excinfo.value)  # the run ends here, not case after case
         report.longrepr = str(call.excinfo.value)
     summary = case_summary(report)

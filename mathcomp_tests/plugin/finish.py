@@ -19,7 +19,7 @@ from ..scoring.thresholds import BASE_FROM
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
 from ..verdict import power as verdict_power
-from . import batch_phase, narrowing, standing
+from . import narrowing, standing
 from .completeness import Tracker
 from .state import State
 
@@ -49,9 +49,9 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     state.summary["records_dropped"] = dropped
     state.summary["narrowed"] = narrowing.block(session.config, run, tracker.selected)
     state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
-    batched = batch_phase.summary(session.config.pluginmanager.get_plugin("mathcomp-batch"))
+    batched = run.batch_summary()
     if batched is not None:
-        state.summary["batch"] = batched
+        state.summary["batch"] = batched.as_dict()
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
     borrowed = _borrowed_ceilings(state)

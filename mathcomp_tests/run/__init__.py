@@ -6,7 +6,7 @@ verdict, the records) and nothing below imports it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +18,7 @@ from ..protocols import Kit, load_texts
 from ..records.items import item_record
 from ..records.results import ResultsWriter
 from ..scoring import baseline, judge, metrics, thresholds
-from ..settings import SelectionError, Settings, conditions
+from ..settings import BackendOptions, SelectionError, Settings, conditions
 from ..types import NEUTRAL, PLAIN, Condition, Decoding, Prompt, Scenario
 from ..verdict import checks
 from ..verdict.result import CaseResult
@@ -29,6 +29,8 @@ from .comparator import Comparator, Neutral
 # The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
 if TYPE_CHECKING:
     from ..backends.ahead import AskedAhead
+    from ..backends.batch.backend import BatchBackend
+    from ..backends.batch.outcome import BatchSummary
     from ..backends.cache import CachedBackend
 
 GENERATED = baseline.GENERATED_DIR
@@ -78,6 +80,11 @@ class Run:
         self._neutral: dict[tuple[Condition, tuple[str, ...]], CaseResult] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
         self._backend: CachedBackend | AskedAhead | None = None
+        self._batches: BatchBackend | None = None
+        """The model's batch backend under --batch (held here: whatever wraps it, the run prefetches by it)."""
+        self._batch_say: Callable[[str], None] = lambda line: None
+        self._batch_parts: list[BatchSummary] = []
+        """What other processes did by batch (an xdist controller's workers)."""
         self._asked: dict[tuple[Condition, bool], list[Prompt]] = {}
         """Prompts of cases asked ahead, by (condition, generated): built once, taken when the case runs."""
         self._judge: judge.Judge | None = None
@@ -127,7 +134,7 @@ class Run:
             options = replace(
                 self.settings.backend, worker=self.worker, chat_template=self.settings.chat_template
             )
-            cached = self._cached(create(self.spec, options))
+            cached = self._cached(self._model(options))
             if getattr(cached.inner, "concurrent", False):
                 from ..backends.ahead import AskedAhead
 
@@ -135,6 +142,42 @@ class Run:
             else:
                 self._backend = cached
         return self._backend
+
+    def _model(self, options: BackendOptions) -> Backend:
+        """The model's backend: under --batch the run's own batch backend (its lines go where prefetch says)."""
+        if options.batch is None or self.spec.kind != "api":
+            return create(self.spec, options)
+        from ..backends.batch.backend import BatchBackend
+
+        self._batches = BatchBackend(self.spec.name, options, say=lambda line: self._batch_say(line))
+        return self._batches
+
+    def prefetch(self, cases: Sequence[tuple[Condition, bool]], say: Callable[[str], None]) -> None:
+        """--batch: every turn of ``cases`` (condition, on the generated scenarios) the cache cannot answer,
+        answered by batch into the cache before the first case runs (run/prefetch.py); progress lines go to
+        ``say``. Nothing without --batch. BackendError (a BatchError: the wait ran out, results unreadable,
+        a record unreadable) when the run must stop; the batches stay recorded."""
+        self._batch_say = say
+        _ = self.backend
+        if self._batches is None:
+            return
+        from .prefetch import turns
+
+        chosen = dict.fromkeys(cases)
+        asked = [(c, self.prompts_for(c, self.generated if g else None), self.decodings(c)) for c, g in chosen]
+        turns(self._batches, asked, self.kit)
+
+    def batch_summary(self) -> BatchSummary | None:
+        """summary.json's `batch`: what this process did by batch, added to what the processes it heard
+        from did (an xdist controller's workers, ``add_batch_summary``); None when nothing was asked by batch."""
+        from ..backends.batch.outcome import BatchSummary
+
+        own = self._batches.summary() if self._batches is not None else None
+        return BatchSummary.added([*self._batch_parts, *([own] if own is not None else [])])
+
+    def add_batch_summary(self, part: BatchSummary) -> None:
+        """What another process (an xdist worker) did by batch, for ``batch_summary``."""
+        self._batch_parts.append(part)
 
     def ask_ahead(self, condition: Condition, generated: bool = False) -> None:
         """Start asking ``condition``'s case now where the backend allows it (see backends/ahead.py): the

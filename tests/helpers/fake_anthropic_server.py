@@ -12,8 +12,9 @@ the batch ended. Every endpoint wants the ``x-api-key`` and ``anthropic-version`
 wants. Every request is logged: tests count what a run sent, by which path, and with which headers.
 
 Faults a real provider shows rarely, each named as a FAKE: ``results_gone`` (results that answer 404, as
-a batch past the provider's retention), ``tamper`` (result lines rewritten: garbage, duplicates,
-strangers).
+a batch past the provider's retention), ``download_faults`` (the first downloads of results answer 500, as
+a provider's passing error), ``tamper`` (result lines rewritten: garbage, duplicates, strangers). The body
+of every live message request is kept (``message_bodies``): a test sets the batch requests beside them.
 """
 
 from __future__ import annotations
@@ -89,8 +90,12 @@ class AnthropicServer(FaultServer):
     batch_schedule: Schedule | None = None
     results_gone: Callable[[int], bool] = never
     """FAKE fault: the n-th batch's results answer 404 (past the provider's retention)."""
+    download_faults: int = 0
+    """FAKE fault: this many downloads of results, the first ones, answer HTTP 500."""
     tamper: Callable[[list[str]], list[str]] | None = None
     """FAKE fault: rewrites the result lines (one JSON text a line) before they are served."""
+    message_bodies: list[dict[str, Any]] = field(default_factory=list)
+    """The body of every live message request, in arrival order."""
     batches: dict[str, MessageBatch] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
     """Batch ids in the order they were created."""
@@ -120,6 +125,10 @@ class AnthropicServer(FaultServer):
     def batch_size(self, batch_id: str) -> int:
         return len(self.batches[batch_id].requests)
 
+    def input_bodies(self) -> list[dict[str, Any]]:
+        """The params of every request of every batch, in the order the batches were created."""
+        return [r["params"] for b in self.created for r in self.batches[b].requests]
+
     def _refused(self, request: web.Request) -> web.Response | None:
         self.headers_seen.append(dict(request.headers))
         if not request.headers.get("x-api-key"):
@@ -133,6 +142,7 @@ class AnthropicServer(FaultServer):
         if refused is not None:
             return refused
         body = await request.json()
+        self.message_bodies.append(body)
         prompt = _prompt(body)
         index, attempt = self._next(prompt)
         fault = self.schedule(index, attempt)
@@ -208,6 +218,9 @@ class AnthropicServer(FaultServer):
             return _error(400, "invalid_request_error", "the batch has not ended: no results yet")
         if self.results_gone(batch.number):
             return _error(404, "not_found_error", f"results of {batch.id} are no longer available")
+        if self.download_faults > 0:
+            self.download_faults -= 1
+            return _error(500, "api_error", "the server had an error")
         lines = [json.dumps({"custom_id": k, "result": r}) for k, r in batch.results.items()]
         lines = self.tamper(lines) if self.tamper is not None else lines
         return web.Response(body="".join(line + "\n" for line in lines).encode(), content_type="application/binary")

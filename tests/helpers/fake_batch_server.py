@@ -11,7 +11,9 @@ batch created and every chat request (the live path) is logged, so tests count w
 which path.
 
 Faults a real provider shows rarely, each named as a FAKE: ``output_gone`` (an output file that answers
-404, as one deleted or expired), ``tamper`` (output lines rewritten: garbage, duplicates, strangers).
+404, as one deleted or expired), ``download_faults`` (the first downloads of an output or error file answer
+500, as a provider's passing error), ``tamper`` (output lines rewritten: garbage, duplicates, strangers).
+The body of every live chat request is kept (``chat_bodies``): a test sets the batch requests beside them.
 """
 
 from __future__ import annotations
@@ -94,8 +96,12 @@ class BatchServer(FaultServer):
     """The message of a failed batch's `errors` (``outcome`` says `failed`)."""
     output_gone: Callable[[int], bool] = never
     """FAKE fault: the n-th batch's output file answers 404 (deleted, or past the provider's retention)."""
+    download_faults: int = 0
+    """FAKE fault: this many downloads of an output or error file, the first ones, answer HTTP 500."""
     tamper: Callable[[list[str]], list[str]] | None = None
     """FAKE fault: rewrites an output file's lines (one JSON text a line) before it is stored."""
+    chat_bodies: list[dict[str, Any]] = field(default_factory=list)
+    """The body of every live chat request, in arrival order."""
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, Batch] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
@@ -112,6 +118,15 @@ class BatchServer(FaultServer):
         app.router.add_post("/v1/batches", self._create)
         app.router.add_get("/v1/batches/{id}", self._retrieve)
         app.router.add_post("/v1/batches/{id}/cancel", self._cancel)
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.chat_bodies.append(await request.json())
+        return await super()._chat(request)
+
+    def input_bodies(self) -> list[dict[str, Any]]:
+        """The body of every request of every batch input file, in the order the batches were created."""
+        lines = [line for b in self.created for line in self.files[self.batches[b].input_file_id].splitlines()]
+        return [json.loads(line)["body"] for line in lines if line.strip()]
 
     def chat_requests(self) -> int:
         """Live chat completion requests received (the path --batch should not take)."""
@@ -158,6 +173,10 @@ class BatchServer(FaultServer):
         gone = {b.output_file_id for b in self.batches.values() if self.output_gone(b.number)}
         if data is None or request.match_info["id"] in gone:
             return web.json_response({"error": {"message": "no such file"}}, status=404)
+        inputs = {b.input_file_id for b in self.batches.values()}
+        if self.download_faults > 0 and request.match_info["id"] not in inputs:
+            self.download_faults -= 1
+            return web.json_response({"error": {"message": "the server had an error"}}, status=500)
         return web.Response(body=data, content_type="application/octet-stream")
 
     async def _create(self, request: web.Request) -> web.Response:

@@ -1,35 +1,57 @@
-"""Answers by batch: resume the batches earlier runs created, send the rest in as few batches as the
-limits allow, wait for them (bounded), store each answer in the response cache, resend what a batch did
-not answer.
+"""Answers by batch, whichever provider: resume the batches earlier runs created, send the rest in as few
+batches as the limits allow, wait for them (bounded), store each answer through the response cache,
+resend what a batch did not answer.
 
-Every batch is recorded (batch_records.py) as soon as the provider created it, so a run killed while it
-waits, or the next night's, collects it instead of paying twice. A request a batch answered with an error,
-and the requests an expired, cancelled or failed batch left unanswered, are sent again in a later batch,
-each at most ``1 + rounds`` times in a run (with --batch-fallback=live, none: they are asked live); then
-they are failed requests (item errors), never answers.
+Every batch is recorded (records.py) as soon as the provider created it, so a run killed while it waits, or
+the next night's, collects it instead of paying twice. A request a batch answered with an error, and the
+requests an expired, cancelled or failed batch left unanswered, are sent again in a later batch, each at
+most ``1 + rounds`` times in a run (with --batch-fallback=live, none: they are asked live); then they are
+failed requests (item errors), never answers. A request the live call would refuse (Unsendable) is one.
 
 A result line is used only for a request its batch held, and only once: a line that is not a result, a
 second result for the same request (the first is kept) and a result for a request the batch never held
-are each said in one line and not stored. Results that cannot be read (gone, refused) are tried again at
-the next poll; after ``READ_TRIES`` failures the run stops INCOMPLETE with the batch still recorded, and
-the run that fails to read them for the ``UNREAD_RUNS``-th time sends the batch's prompts again.
+are each said in one line and not stored. A failed status check and a failed download are each said in
+one line and tried again at the next check: after ``RETRIEVE_FAILURES`` failed checks in a row the provider
+counts as gone; after ``READ_TRIES`` failed downloads in a row the run stops INCOMPLETE with the batch still
+recorded, and the run that fails to read them for the ``UNREAD_RUNS``-th time sends the batch's prompts again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
+<<<<<<< HEAD:mathcomp_tests/backends/batch_run.py
 from ..types import Response
 from .base import BackendError, ServerGoneError
 from .batch_api import BatchAPI, BatchState, Pricing, Result, Results, shown, split
 from .batch_records import BatchRecord, BatchRecords
 from .secrets import redact
+=======
+from ...types import Response
+from ..base import BackendError, ServerGoneError
+from .outcome import Outcome
+from .pricing import Pricing
+from .protocol import (
+    BatchAPI,
+    BatchReadError,
+    BatchRequest,
+    BatchState,
+    BatchStatus,
+    BatchStoreError,
+    BatchWaitError,
+    Result,
+    Results,
+    Unsendable,
+    shown,
+)
+from .records import BatchRecord, BatchRecords
+>>>>>>> fix-batch:mathcomp_tests/backends/batch/runner.py
 
 Store = Callable[[list[tuple[str, Response]]], None]
-"""Takes the answers of one output file (cache key, Response) as they are read."""
+"""Takes the answers of one batch (cache key, Response) as they are read: the response cache."""
 Say = Callable[[str], None]
 RETRIEVE_FAILURES = 10
 """Failed status checks in a row after which the provider counts as gone."""
@@ -37,34 +59,25 @@ READ_TRIES = 3
 """Failed reads in a row of a finished batch's results after which the run stops (the batch stays recorded)."""
 UNREAD_RUNS = 2
 """Runs that could not read a batch's results after which they count as gone: its prompts are sent again."""
+Read = tuple[BatchRecord, BatchState, Results, str, str]
+"""A finished batch read: its record, state, results, why it answered less, and the outcome its record keeps."""
 
 
-class BatchWaitError(ServerGoneError):
-    """--batch-wait ran out with batches still running: the run ends INCOMPLETE; the next one resumes them."""
+def split(sizes: Sequence[int], max_requests: int, max_bytes: int) -> list[list[int]]:
+    """The indexes of requests of ``sizes`` bytes cut into as few batches as the limits allow, in order."""
+    out: list[list[int]] = []
+    size = 0
+    for n, length in enumerate(sizes):
+        if not out or len(out[-1]) >= max_requests or size + length > max_bytes:
+            out.append([])
+            size = 0
+        out[-1].append(n)
+        size += length
+    return out
 
 
-class BatchReadError(ServerGoneError):
-    """A finished batch's results could not be read: the run ends INCOMPLETE; the next one tries again."""
-
-
-@dataclass
-class Outcome:
-    """What the batches did for one call."""
-
-    answered: set[str] = field(default_factory=set)
-    failed: dict[str, str] = field(default_factory=dict)
-    """Cache key -> the error of a request no batch answered (after every resend)."""
-    created: list[str] = field(default_factory=list)
-    resumed: list[str] = field(default_factory=list)
-    requests_sent: int = 0
-    cost_usd: float = 0.0
-    """What the answers collected cost at the batch price (where the price is known)."""
-    live_cost_usd: float = 0.0
-    """What the same answers would have cost as live requests."""
-
-
-class Batcher:
-    """One model's batches, for the whole run: the wait is counted from the batcher's creation."""
+class Runner:
+    """One model's batches, for the whole run: the wait is counted from the runner's creation."""
 
     def __init__(
         self,
@@ -88,21 +101,24 @@ class Batcher:
         """Batch id -> failed reads of its results in a row, in this run."""
         self.total = Outcome()
         """Everything done by batch in this run (summed over calls)."""
+        self.ran = False
+        """Whether any call asked the batches (the run then has a `batch` summary)."""
 
-    async def answer(self, lines: dict[str, bytes]) -> Outcome:
-        """Every key of ``lines`` answered into the store, or failed, or BatchWaitError.
+    async def answer(self, requests: dict[str, BatchRequest]) -> Outcome:
+        """Every key of ``requests`` answered into the store, or failed, or a BatchError.
 
         Open batches of earlier runs are collected first (whatever they hold: they are paid for)."""
+        self.ran = True
         outcome = Outcome()
         tracked: dict[str, BatchRecord] = {}
-        for record in self.records.open(self.owner):
-            tracked[record.id] = record
-            outcome.resumed.append(record.id)
-            self.say(f"batch {record.id}: resumed ({len(record.keys)} requests, created by an earlier run)")
-        in_flight = {k for r in tracked.values() for k in r.keys}
-        sends: dict[str, int] = {}
         try:
-            await self._create([k for k in lines if k not in in_flight], lines, tracked, sends, outcome)
+            for record in self.records.open(self.owner):
+                tracked[record.id] = record
+                outcome.resumed.append(record.id)
+                self.say(f"batch {record.id}: resumed ({len(record.keys)} requests, created by an earlier run)")
+            in_flight = {k for r in tracked.values() for k in r.keys}
+            sends: dict[str, int] = {}
+            await self._create([k for k in requests if k not in in_flight], requests, tracked, sends, outcome)
             said: dict[str, str] = {}
             while tracked:
                 again: list[str] = []
@@ -118,9 +134,9 @@ class Batcher:
                         if read is None:
                             continue
                         del tracked[batch_id]
-                        again += self._collect(*read, lines, sends, outcome)
+                        again += self._collect(*read, requests, sends, outcome)
                 if again:
-                    await self._create(again, lines, tracked, sends, outcome)
+                    await self._create(again, requests, tracked, sends, outcome)
                 if tracked and self.wait is not None and time.monotonic() - self.started >= self.wait:
                     raise BatchWaitError(
                         f"--batch-wait={self.wait:g}s ran out with {len(tracked)} batch(es) still running "
@@ -131,17 +147,17 @@ class Batcher:
         finally:
             for key in outcome.answered:
                 outcome.failed.pop(key, None)
-            self._add(outcome)
+            self.total.add(outcome)
         return outcome
 
     async def _retrieve(self, batch_id: str) -> BatchState | None:
-        """The batch's state; None after a failed look (retried at the next poll), ServerGoneError after
-        RETRIEVE_FAILURES in a row (the batches stay recorded: the next run resumes them)."""
+        """The batch's state; None after a failed look (said; retried at the next poll), ServerGoneError
+        after RETRIEVE_FAILURES in a row (the batches stay recorded: the next run resumes them)."""
         try:
             state = await self.api.retrieve(batch_id)
-        except Exception as exc:  # a provider error or a lost connection: look again later
+        except BackendError as exc:
             self.retrieve_failures += 1
-            what = redact(f"{type(exc).__name__}: {exc}")[:500]
+            what = shown(exc, 500)
             if self.retrieve_failures >= RETRIEVE_FAILURES:
                 raise ServerGoneError(
                     f"--batch: {self.retrieve_failures} status checks in a row failed (last: {what}); the batches "
@@ -155,36 +171,53 @@ class Batcher:
     async def _create(
         self,
         keys: list[str],
-        lines: dict[str, bytes],
+        requests: dict[str, BatchRequest],
         tracked: dict[str, BatchRecord],
         sends: dict[str, int],
         outcome: Outcome,
     ) -> None:
-        """Send ``keys`` in as few batches as the limits allow; each recorded before anything waits on it."""
+        """Send ``keys`` in as few batches as the limits allow; each recorded before anything waits on it.
+        A request the provider's encoding refuses is a failed request, said once."""
         if not keys:
             return
-        for part in split([lines[k] for k in keys], self.api.max_requests, self.api.max_bytes):
+        sizes: dict[str, int] = {}
+        refused: dict[str, str] = {}
+        for key in keys:
+            try:
+                sizes[key] = self.api.size(requests[key])
+            except Unsendable as exc:
+                refused[key] = str(exc)
+        if refused:
+            first = next(iter(refused.values()))
+            self.say(f"{len(refused)} request(s) cannot be sent, as the live call could not send them: {first}")
+            outcome.failed.update(refused)
+        keys = [k for k in keys if k in sizes]
+        if keys:
+            self.records.prepare()  # before anything is paid: a batch that cannot be recorded is not created
+        for part in split([sizes[k] for k in keys], self.api.max_requests, self.api.max_bytes):
             chosen = [keys[n] for n in part]
-            file_id, state = await self.api.create(b"".join(lines[k] for k in chosen))
-            tracked[state.id] = self.records.add(state.id, file_id, self.owner, chosen)
+            created = await self.api.create([requests[k] for k in chosen])
+            tracked[created.state.id] = self.records.add(created.state.id, created.input_file_id, self.owner, chosen)
             for key in chosen:
                 sends[key] = sends.get(key, 0) + 1
-            outcome.created.append(state.id)
+            outcome.created.append(created.state.id)
             outcome.requests_sent += len(chosen)
-            self.say(f"batch {state.id}: created with {len(chosen)} requests")
+            self.say(f"batch {created.state.id}: created with {len(chosen)} requests")
 
-    async def _read(
-        self, record: BatchRecord, state: BatchState
-    ) -> tuple[BatchRecord, BatchState, Results, str] | None:
+    async def _read(self, record: BatchRecord, state: BatchState) -> Read | None:
         """A finished batch's results (with the why of a batch that failed as a whole); None after a failed
-        read (tried again at the next poll); BatchReadError after READ_TRIES in a row, unless this is the
-        UNREAD_RUNS-th run that could not read them: then no results, and the batch `unreadable`."""
+        read (said; tried again at the next poll); BatchReadError after READ_TRIES in a row, unless this is
+        the UNREAD_RUNS-th run that could not read them: then no results, and the batch `unreadable`."""
         try:
-            results = await self.api.answers(state, self.price)
-        except Exception as exc:  # BackendError from the provider boundary; anything else is read the same
-            what = shown(exc if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}", 500)
+            results = await self.api.results(state, self.price)
+        except BackendError as exc:
+            what = shown(exc, 500)
             tries = self.read_failures[state.id] = self.read_failures.get(state.id, 0) + 1
             if tries < READ_TRIES:
+                self.say(
+                    f"batch {state.id}: its results could not be read (try {tries} of {READ_TRIES}: {what}); "
+                    "trying again at the next check"
+                )
                 return None
             del self.read_failures[state.id]
             record = replace(record, unread_runs=record.unread_runs + 1)
@@ -195,9 +228,10 @@ class Batcher:
                     "stays recorded and the next run tries again"
                 ) from exc
             why = f"its results could not be read in {record.unread_runs} runs (last: {what})"
-            return record, replace(state, status="unreadable"), Results(), why
+            return record, state, Results(), why, "unreadable"
         self.read_failures.pop(state.id, None)
-        return record, state, results, f"the provider says: {state.errors}" if state.errors else ""
+        why = f"the provider says: {state.errors}" if state.errors else ""
+        return record, state, results, why, state.status.value
 
     def _usable(self, record: BatchRecord, results: Results) -> dict[str, Response]:
         """The results of the requests the batch held, the first of each; every other line said."""
@@ -227,44 +261,37 @@ class Batcher:
         state: BatchState,
         results: Results,
         why: str,
-        lines: dict[str, bytes],
+        word: str,
+        requests: dict[str, BatchRequest],
         sends: dict[str, int],
         outcome: Outcome,
     ) -> list[str]:
-        """Store a finished batch's answers; the keys to send again (failed, or left unanswered)."""
+        """Store a finished batch's answers, then close its record; the keys to send again."""
         got = list(self._usable(record, results).items())
         answers = [(k, r) for k, r in got if r.error is None]
-        self.store(answers)
+        try:
+            self.store(answers)
+        except Exception as exc:  # sqlite's or the file system's: the record stays open for the next run
+            raise BatchStoreError(
+                f"batch {state.id}: its answers could not be stored in the response cache ({type(exc).__name__}: "
+                f"{shown(exc, 300)}); the batch stays recorded and the next run collects it"
+            ) from exc
         answered = {k for k, _ in answers}
-        for _, response in answers:
-            cost, live = response.meta.get("cost"), response.meta.get("live_cost")
-            if isinstance(cost, float) and isinstance(live, float):
-                outcome.cost_usd += cost
-                outcome.live_cost_usd += live
+        outcome.paid([r for _, r in answers])
         outcome.answered |= answered
         errors = {k: str(r.error) for k, r in got if r.error is not None and k not in answered}
-        self.records.close(record, state.status)
+        self.records.close(record, word)
         unanswered = [k for k in record.keys if k not in answered and k not in errors]
-        if state.status != "completed":
+        if word != BatchStatus.COMPLETED.value:
             where = "sent again" if self.resend_failed else "asked live when their case runs"
             self.say(
-                f"batch {state.id} {state.status}: {len(unanswered) + len(errors)} of its {len(record.keys)} "
+                f"batch {state.id} {word}: {len(unanswered) + len(errors)} of its {len(record.keys)} "
                 f"requests unanswered, {where}" + (f"; {why}" if why else "")
             )
-        left = f"batch {state.id} {state.status} before answering it" + (f" ({why})" if why else "")
+        left = f"batch {state.id} {word} before answering it" + (f" ({why})" if why else "")
         for key in unanswered:
             errors.setdefault(key, left)
         outcome.failed.update(errors)
         if not self.resend_failed:  # --batch-fallback=live: the cases ask them live, at once, not a later batch
             return []
-        return [k for k in errors if k in lines and sends.get(k, 0) <= self.rounds]
-
-    def _add(self, outcome: Outcome) -> None:
-        total = self.total
-        total.answered |= outcome.answered
-        total.failed = {**{k: v for k, v in total.failed.items() if k not in outcome.answered}, **outcome.failed}
-        total.created += outcome.created
-        total.resumed += outcome.resumed
-        total.requests_sent += outcome.requests_sent
-        total.cost_usd += outcome.cost_usd
-        total.live_cost_usd += outcome.live_cost_usd
+        return [k for k in errors if k in requests and sends.get(k, 0) <= self.rounds]

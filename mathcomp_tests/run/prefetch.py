@@ -1,5 +1,5 @@
-"""--batch: every turn of every selected case in as few rounds of batches as the longest protocol has turns
-(plain: one), not a batch per case and turn.
+"""--batch before the first case: every turn of every selected case in as few rounds of batches as the
+longest protocol has turns (plain: one), not a batch per case and turn.
 
 A protocol's later turns depend on its earlier answers, so they cannot be written down before the run.
 They are found by replay: each case of the selection is asked through its protocol with a ``Replay``
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..backends.base import OnResponse
-from ..backends.batch_backend import BatchBackend
+from ..backends.batch.backend import BatchBackend
 from ..backends.cache import cache_keys
 from ..protocols import ASK, Kit
 from ..types import Condition, Decoding, Prompt, Response
@@ -67,7 +67,7 @@ class Replay:
         return out
 
 
-def prefetch_turns(backend: BatchBackend, cases: Sequence[Case], kit: Kit) -> None:
+def turns(backend: BatchBackend, cases: Sequence[Case], kit: Kit) -> None:
     """Batch every turn of ``cases`` round by round until the cache answers them all. Each round replays
     only the asks that stopped in the round before; the first round sends even when it noted nothing: it
     collects the open batches of earlier runs."""

@@ -1,0 +1,154 @@
+"""The batches a run created, kept in the cache folder so that no batch is paid for twice.
+
+One JSON file per batch under ``<cache folder>/batches/``, written (atomically) the moment the provider
+created the batch, before anything waits on it: the batch id, its input file, which cache keys (custom
+ids) it holds, and for which model and server. A run killed while waiting, or the next night, reads the
+open records and collects those batches instead of sending their prompts again; a record is marked done
+once the batch's answers are in the response cache, or once its results could not be read in
+``UNREAD_RUNS`` runs (outcome `unreadable`: its prompts are sent again).
+
+A record that cannot be read is said in one line (file, line, what was expected) and stops the run before
+it sends anything: its batch may hold answers the run would otherwise pay for again. A folder that takes no
+file stops it the same way, before the first batch is created.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .protocol import BatchRecordError
+
+FOLDER = "batches"
+EXPECTED = (
+    "expected a batch record: one JSON object with id, input_file_id, owner (text), keys (a list of cache keys) "
+    "and created (a time)"
+)
+KEEP = (
+    "its batch may hold answers this run would pay for again: mend the file, or move it away to send its "
+    "prompts again"
+)
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    id: str
+    """The provider's batch id."""
+    input_file_id: str
+    owner: str
+    """The model and server the batch was sent to (a record is resumed only by a run of the same)."""
+    keys: tuple[str, ...]
+    """The cache keys of its requests (each request's custom id)."""
+    created: float
+    done: bool = False
+    outcome: str = ""
+    """The batch's last status once done (completed, expired, cancelled, failed), or `unreadable`."""
+    unread_runs: int = 0
+    """Runs that found the batch ended but could not read its results (gone, refused, unreachable)."""
+
+
+class BatchRecords:
+    """The records of one cache folder (the folder of the response cache file)."""
+
+    def __init__(self, cache_folder: Path):
+        self.folder = cache_folder / FOLDER
+
+    def _path(self, batch_id: str) -> Path:
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in batch_id)
+        return self.folder / f"{safe}.json"
+
+    def prepare(self) -> None:
+        """The folder exists and takes a file; BatchRecordError before any batch is created otherwise (a
+        batch created but not recorded would be forgotten, and paid for again)."""
+        probe = self.folder / f".probe.{os.getpid()}"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise BatchRecordError(
+                f"--batch: the batch records cannot be written in {self.folder} ({type(exc).__name__}: "
+                f"{exc.strerror or exc}); nothing was sent: make it a folder this run can write in"
+            ) from exc
+
+    def save(self, record: BatchRecord) -> None:
+        """Write the record whole or not at all (a kill mid-write leaves the previous version)."""
+        path = self._path(record.id)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({**asdict(record), "keys": list(record.keys)}), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise BatchRecordError(
+                f"--batch: batch {record.id} could not be recorded in {path} ({type(exc).__name__}: "
+                f"{exc.strerror or exc}); cancel it at the provider or collect it by hand, or its prompts are "
+                "sent and paid again"
+            ) from exc
+
+    def add(self, batch_id: str, input_file_id: str, owner: str, keys: list[str]) -> BatchRecord:
+        record = BatchRecord(batch_id, input_file_id, owner, tuple(keys), time.time())
+        self.save(record)
+        return record
+
+    def close(self, record: BatchRecord, outcome: str) -> None:
+        self.save(replace(record, done=True, outcome=outcome))
+
+    def open(self, owner: str) -> list[BatchRecord]:
+        """The batches of ``owner`` not yet collected, oldest first (another model's are left alone);
+        BatchRecordError naming the first record that cannot be read."""
+        found = []
+        for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
+            record = read(path)
+            if record.owner == owner and not record.done:
+                found.append(record)
+        return sorted(found, key=lambda r: r.created)
+
+
+def read(path: Path) -> BatchRecord:
+    """The record in ``path``; BatchRecordError in one line (file, line, what was expected) otherwise."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BatchRecordError(f"{path}: cannot be read ({exc.strerror or exc}); {KEEP}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise BatchRecordError(f"{path}: line {line}: not UTF-8 text; {EXPECTED}; {KEEP}") from exc
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        line, why = getattr(exc, "lineno", 1), getattr(exc, "msg", exc)
+        raise BatchRecordError(f"{path}: line {line}: not JSON ({why}); {EXPECTED}; {KEEP}") from exc
+    try:
+        return _record(value)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BatchRecordError(f"{path}: line 1: {exc.args[0] if exc.args else exc}; {EXPECTED}; {KEEP}") from exc
+
+
+def _record(value: Any) -> BatchRecord:
+    if not isinstance(value, dict):
+        raise TypeError(f"a JSON {type(value).__name__}, not an object")
+    missing = [k for k in ("id", "input_file_id", "owner", "keys", "created") if k not in value]
+    if missing:
+        raise KeyError(f"no {', '.join(missing)}")
+    keys = value["keys"]
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise TypeError("keys is not a list of cache keys")
+    texts = ("id", "input_file_id", "owner", "outcome")
+    if not all(isinstance(value.get(k, ""), str) for k in texts) or not value["id"]:
+        raise TypeError(f"one of {', '.join(texts)} is not text (or id is empty)")
+    created, runs = value["created"], value.get("unread_runs", 0)
+    if isinstance(created, bool) or not isinstance(created, (int, float)):
+        raise TypeError("created is not a time")
+    if isinstance(runs, bool) or not isinstance(runs, int) or not isinstance(value.get("done", False), bool):
+        raise TypeError("done is not true or false, or unread_runs not a count")
+    return BatchRecord(
+        value["id"], value["input_file_id"], value["owner"], tuple(keys), float(created),
+        value.get("done", False), value.get("outcome", ""), runs,
+    )
