@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from ...printable import printable
 from ...types import Decoding, Prompt, Response
-from ..base import BackendError, redact
+from ..base import ERROR_CHARS, BackendError
+from ..secrets import redact
 
 if TYPE_CHECKING:
     from .pricing import Pricing
-
-ERROR_CHARS = 2000
 
 
 class BatchStatus(Enum):

@@ -23,13 +23,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-<<<<<<< HEAD:mathcomp_tests/backends/batch_run.py
-from ..types import Response
-from .base import BackendError, ServerGoneError
-from .batch_api import BatchAPI, BatchState, Pricing, Result, Results, shown, split
-from .batch_records import BatchRecord, BatchRecords
-from .secrets import redact
-=======
 from ...types import Response
 from ..base import BackendError, ServerGoneError
 from .outcome import Outcome
@@ -48,7 +41,6 @@ from .protocol import (
     shown,
 )
 from .records import BatchRecord, BatchRecords
->>>>>>> fix-batch:mathcomp_tests/backends/batch/runner.py
 
 Store = Callable[[list[tuple[str, Response]]], None]
 """Takes the answers of one batch (cache key, Response) as they are read: the response cache."""
