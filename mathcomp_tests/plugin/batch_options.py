@@ -1,4 +1,4 @@
-"""The --batch options: an API model answered through the provider's batch API (backends/batch_backend.py)."""
+"""The --batch options: an API model answered through the provider's batch API (backends/batch/)."""
 
 from __future__ import annotations
 
