@@ -1,9 +1,11 @@
 """The session's end on the controller: results.jsonl merged, summary.json written with whether the run is
-complete, reports/latest moved, and the baseline replaced only from a complete run in which every case
-scored. An incomplete run never exits 0."""
+complete, reports/latest moved, the baseline replaced only from a complete run in which every case scored, and the
+verdict appended to $GITHUB_STEP_SUMMARY. An incomplete run never exits 0."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,8 @@ from ..scoring.thresholds import BASE_FROM
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
 from ..verdict import power as verdict_power
-from . import batch_phase, narrowing, standing
-from .completeness import Tracker
+from . import batch_phase, narrowing
+from .session_tracker import Tracker
 from .state import State
 
 
@@ -70,8 +72,23 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pass it could not earn (require_power)
     if reasons and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # only a complete run can pass
-    unwritten = standing.write_job_summary(state.summary, session.config.option.htmlpath)
+    unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
     state.notes += [unwritten] if unwritten else []
+
+
+def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | None) -> str | None:
+    """Append the run's verdict to the file $GITHUB_STEP_SUMMARY names (nothing when it is unset); a
+    note for the terminal when that file cannot be written (the run's own outcome stands)."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path or summary is None:
+        return None
+    from ..report import job_summary
+
+    try:
+        job_summary.append(path, summary, report)
+    except OSError as exc:
+        return f"job summary not written: $GITHUB_STEP_SUMMARY={path}: {exc.strerror or exc}"
+    return None
 
 
 def power_note(block: dict[str, Any] | None) -> str | None:

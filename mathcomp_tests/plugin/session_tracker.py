@@ -1,7 +1,8 @@
-"""What the session saw of its own end: the items selected and the items that reported an outcome, and
-the signal or the reason that stopped it. A CI timeout sends SIGTERM, a closed terminal (a dropped SSH
-session) SIGHUP: either ends the session the way Ctrl-C does (pytest's interrupted path, summary and report
-written), in the controller and in each xdist worker, instead of killing the process with nothing written."""
+"""The session's own end, tracked: the items selected and the items that reported an outcome, and the
+signal or the reason that stopped it (summary.json's completeness is built from them). A CI
+timeout sends SIGTERM, a closed terminal (a dropped SSH session) SIGHUP: either ends the session the way
+Ctrl-C does (pytest's interrupted path, summary and report written), in the controller and in each xdist
+worker, instead of killing the process with nothing written."""
 
 from __future__ import annotations
 
