@@ -16,7 +16,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "mathcomp_tests"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("types", "paths", "suite_selection", "rootdir", "tomltext", "printable", "finite", "userfile", "owncheck"),
+    ("types", "paths", "suite_selection", "rootdir", "tomltext", "printable", "finite", "userfile", "owncheck",
+     "summary_format"),
     ("settings",),
     ("data", "reading"),
     ("formats",),

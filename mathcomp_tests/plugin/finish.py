@@ -1,5 +1,6 @@
-"""The session's end on the controller: results.jsonl merged, summary.json written with whether the run is
-complete, reports/latest moved, the baseline replaced only from a complete run in which every case scored, and the
+"""The session's end on the controller: results.jsonl merged, the session's facts handed to run/summary.py
+(which builds summary.json whole: whether the run is complete among them) and the summary written,
+reports/latest moved, the baseline replaced only from a complete run in which every case scored, and the
 verdict appended to $GITHUB_STEP_SUMMARY. An incomplete run never exits 0."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,6 +26,9 @@ from . import batch_phase, narrowing
 from .session_tracker import Tracker
 from .state import State
 
+if TYPE_CHECKING:
+    from ..run.summary import BatchSection
+
 
 def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     run = state.run
@@ -35,25 +39,20 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         if (run.run_dir / sub).is_dir():
             dropped += results.merge_parts(run.run_dir / sub, records.record_key).notes
     state.notes += dropped
-    from ..run.summary import run_summary
+    from ..run.summary import SessionFacts, run_summary
 
-    every = [*state.cases, *state.generated_cases]
-    selected = None if tracker.selected is None else len(tracker.selected)
-    reasons = completeness.incomplete_reasons(
-        tracker.stopped(session), selected, len(tracker.reported), every
+    facts = SessionFacts(
+        stopped=tracker.stopped(session),
+        selected=None if tracker.selected is None else len(tracker.selected),
+        reported=len(tracker.reported),
+        records_dropped=list(dropped),
+        narrowed=narrowing.block(session.config, run, tracker.selected),
+        reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
+        batch=_batch(session.config),
     )
     state.records = merged.records
-    state.summary = run_summary(run, state.cases, state.generated_cases, state.records)
-    state.summary["status"] = completeness.status(reasons)
-    state.summary["incomplete_reasons"] = reasons
-    state.summary["cases_selected"] = selected
-    state.summary["cases_reported"] = len(tracker.reported)
-    state.summary["records_dropped"] = dropped
-    state.summary["narrowed"] = narrowing.block(session.config, run, tracker.selected)
-    state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
-    batched = batch_phase.summary(session.config.pluginmanager.get_plugin("mathcomp-batch"))
-    if batched is not None:
-        state.summary["batch"] = batched
+    state.summary = run_summary(run, facts, state.cases, state.generated_cases, state.records)
+    reasons: list[str] = state.summary["incomplete_reasons"]
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
     borrowed = _borrowed_ceilings(state)
@@ -74,6 +73,17 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # only a complete run can pass
     unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
     state.notes += [unwritten] if unwritten else []
+
+
+def _batch(config: pytest.Config) -> BatchSection | None:
+    """summary.json's ``batch``: from the batch phase registered as ``mathcomp-batch`` (None without --batch)."""
+    phase = config.pluginmanager.get_plugin("mathcomp-batch")
+    if not isinstance(phase, (batch_phase.BatchPhase, batch_phase.WorkerBatches)):
+        return None
+    from ..run.summary import batch_section
+
+    found = batch_phase.summary(phase)
+    return None if found is None else batch_section(found)
 
 
 def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | None) -> str | None:
