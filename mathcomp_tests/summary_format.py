@@ -1,8 +1,9 @@
 """summary.json as a file: its version, how a reader loads one, and whether it says its run is incomplete.
 
-run/summary.py builds every summary.json; this module is what every reader shares, so that no reader reads
-the version or the completeness keys on its own. A file without ``version`` is the format before versions
-(1) and is read as it is; a version newer than this code knows is refused in one line naming the file.
+run/summary.py builds every summary.json (a run's, and the stand-in of a run that wrote none); this
+module is what every reader shares, so that no reader reads the version or the completeness keys on its
+own. A file without ``version`` is the format before versions (1) and is read as it is; a version newer
+than this code knows is refused in one line naming the file.
 docs/results.md ("summary.json, key by key") is the schema.
 """
 

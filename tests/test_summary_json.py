@@ -1,7 +1,8 @@
 """summary.json has one owner and a version: the suite writes version 2 with exactly the keys
 docs/results.md documents; every reader reads an older unversioned run folder as it is, refuses a newer
 version in one line naming the file, and decides whether a run is complete the same way (a summary that gives
-reasons is incomplete, whether or not it says `status`)."""
+reasons is incomplete, whether or not it says `status`); `mathcomp record --stand-in` writes the stand-in of a
+run that wrote no summary.json through the same owner."""
 
 from __future__ import annotations
 
@@ -161,3 +162,61 @@ def test_the_suite_writes_version_2_with_every_documented_key(tmp_path: Path) ->
     assert written["version"] == 2
     assert list(written) == _documented("Keys"), "docs/results.md lists every key, in the order written"
     assert written["status"] == "complete" and written["batch"] is None
+
+
+def _stand_in(tmp_path: Path, *extra: str) -> tuple[int, Path]:
+    records = tmp_path / "night-record"
+    code = main(["record", str(records), "--stand-in", "--model=openai/tiny", *extra])
+    return code, records
+
+
+def test_record_stand_in_writes_an_incomplete_record_every_reader_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, records = _stand_in(tmp_path)
+    assert code == 0
+    (folder,) = records.iterdir()
+    assert re.fullmatch(r"\d{8}-\d{6}-openai-tiny-[0-9a-f]{4}", folder.name), folder.name
+    assert capsys.readouterr().out == f"wrote {folder / 'summary.json'}\n"
+    assert [p.name for p in folder.iterdir()] == ["summary.json"], "written whole: no temporary file left"
+    record = load_summary(folder)
+    assert list(record) == _documented("A stand-in's keys")
+    assert set(record) <= set(_documented("Keys"))
+    assert (record["version"], record["run_id"], record["model"]) == (2, folder.name, "openai/tiny")
+    assert (record["status"], record["incomplete_reasons"]) == ("incomplete", [REASON])
+    verdict = failures.verdict(record)
+    assert not verdict.passed and verdict.line.startswith(f"INCOMPLETE ({REASON})")
+    shown = _history(folder, capsys)
+    assert folder.name in shown and f"INCOMPLETE: {REASON}" in shown
+
+
+def test_record_stand_in_says_its_own_reason(tmp_path: Path) -> None:
+    code, records = _stand_in(tmp_path, "--reason=the runner lost its GPU")
+    assert code == 0
+    (folder,) = records.iterdir()
+    assert load_summary(folder)["incomplete_reasons"] == ["the runner lost its GPU"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        ((), 2, "the only record this command writes is --stand-in"),
+        (("--stand-in", "--model="), 2, "--model: expected the model the run tested, got nothing"),
+    ],
+)
+def test_record_usage_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], code: int, said: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["record", str(tmp_path / "records"), *args])
+    err = capsys.readouterr().err
+    assert exited.value.code == code and said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "records").exists()
+
+
+def test_record_into_a_file_fails_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "night-record").write_text("not a folder")
+    code, records = _stand_in(tmp_path)
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith(f"error: cannot write a record in {records}: ") and err.count("\n") == 1
+    assert records.read_text() == "not a folder"

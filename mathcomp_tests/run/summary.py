@@ -1,6 +1,7 @@
-"""summary.json, built whole here and nowhere else: a run's header facts, every case's summary and what only
-the session knows of its end. Readers load it through summary_format (its version checked); docs/results.md
-("summary.json, key by key") is the schema."""
+"""summary.json, built whole here and nowhere else: a run's (its header facts, every case's summary and what
+only the session knows of its end), and the stand-in of a run that ended before writing its own. Readers
+load it through summary_format (its version checked); docs/results.md ("summary.json, key by key") is the
+schema."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from . import Run
 from .comparison import baseline_summary, failures
 from .invariance import invariance_summary
 from .served import served_model
+
+STAND_IN_REASON = "the job ended before the suite wrote summary.json (cancelled, killed or out of memory)"
 
 
 class BatchSection(TypedDict):
@@ -71,8 +74,20 @@ class SessionFacts:
 
 
 def _header(run_id: str, model: str, reasons: list[str]) -> dict[str, Any]:
-    """The keys every summary.json starts with."""
+    """The keys every summary.json starts with, a stand-in's included."""
     return {"version": VERSION, "run_id": run_id, "model": model, **completeness(reasons)}
+
+
+def stand_in(run_id: str, model: str, reason: str = STAND_IN_REASON) -> dict[str, Any]:
+    """The record of a run that ended before writing summary.json: incomplete, with no case."""
+    return {
+        **_header(run_id, model, [reason]),
+        "cases_run": 0,
+        "cases_failed": 0,
+        "cases_errored": 0,
+        "cases": [],
+        "generated_cases": [],
+    }
 
 
 def run_summary(
