@@ -173,7 +173,7 @@ def test_ctrl_c_while_the_workers_start_says_the_run_was_interrupted_before_any_
 
 
 def test_a_run_started_under_nohup_keeps_ignoring_sighup() -> None:
-    from mathcomp_tests.plugin.completeness import Tracker
+    from mathcomp_tests.plugin.session_tracker import Tracker
 
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:

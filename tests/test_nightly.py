@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -229,3 +230,30 @@ def test_the_night_whose_server_died_is_marked_incomplete_with_its_reason(
 ) -> None:
     second = _history(three_nights, 3)[1]
     assert "INCOMPLETE" in second and "stopped answering" in second, second
+
+
+def test_a_night_that_ended_before_summary_json_keeps_a_stand_in_history_reads(tmp_path: Path) -> None:
+    """The record step after a night that wrote no summary.json (cancelled, killed, out of memory): its
+    stand-in is the suite's own format (version 2, incomplete, the reason), and history marks the night."""
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    kept = ("Choose this model's baseline and hub access", "Keep the night's record")
+    workflow["jobs"]["suite"]["steps"] = [
+        s for s in workflow["jobs"]["suite"]["steps"] if str(s.get("name", "")).startswith(kept)
+    ]  # the night's suite never ran: no summary.json under REPORTS
+    trimmed = tmp_path / "nightly.yml"
+    trimmed.write_text(yaml.safe_dump(workflow))
+    ci = _ci(tmp_path, MODEL)
+    ci.workflow = trimmed
+    steps = ci.run("suite", _suite_env(tmp_path, tmp_path / "none.txt", ""))
+    assert [s.returncode for s in steps] == [0, 0], _said(steps)
+    (folder,) = (tmp_path / "night-1" / "record").iterdir()
+    record = json.loads((folder / "summary.json").read_text())
+    assert (record["version"], record["run_id"], record["model"], record["status"]) == (
+        2, folder.name, MODEL, "incomplete"
+    )  # fmt: skip
+    assert folder.name.split("-", 2)[2].startswith("openai-tiny-"), "named as the run it stands for"
+    history = subprocess.run(
+        [sys.executable, "-m", "mathcomp_tests", "history", str(folder.parent), "-o", str(tmp_path / "h.html")],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "INCOMPLETE: the job ended before the suite wrote summary.json" in history.stdout, history.stdout

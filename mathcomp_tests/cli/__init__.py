@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Sequence
 from types import ModuleType
 
-from . import answers, audit, cache, diff, generate, history, init, plan, report
+from . import answers, audit, cache, diff, generate, history, init, plan, record, report
 
 COMMANDS: dict[str, ModuleType] = {
     "init": init,
@@ -19,6 +19,7 @@ COMMANDS: dict[str, ModuleType] = {
     "report": report,
     "diff": diff,
     "history": history,
+    "record": record,
     "cache": cache,
     "plan": plan,
 }

@@ -33,9 +33,9 @@ from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import NEUTRAL, Condition
 from ..verdict import power as verdict_power
 from ..verdict.result import CaseResult
-from . import batch_phase, matrix, options, origins, progress, report_copy, serving, standing, terminal
-from .completeness import Tracker, write_incomplete
+from . import batch_phase, known_failures, matrix, options, origins, progress, report_copy, serving, terminal
 from .finish import finish
+from .session_tracker import Tracker, write_incomplete
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
 
 _STATE = pytest.StashKey[State]()
@@ -117,7 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = state
     config.pluginmanager.register(state, "mathcomp-state")
     tracker = config.stash[_TRACKER] = Tracker()
-    config.pluginmanager.register(tracker, "mathcomp-completeness")
+    config.pluginmanager.register(tracker, "mathcomp-session-tracker")
     tracker.install()
     if settings.backend.batch is not None:
         controller = workerinput is None and _has_workers(config)
@@ -319,7 +319,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.session.shouldstop = str(call.excinfo.value)  # the run ends here, not case after case
         report.longrepr = str(call.excinfo.value)
     summary = case_summary(report)
-    standing.known_as_xfail(item.config, report, summary or case_summary(report, GENERATED_PROPERTY))
+    known_failures.known_as_xfail(item.config, report, summary or case_summary(report, GENERATED_PROPERTY))
     if summary is None or report.when != "call":
         return
     from pytest_html import extras
@@ -363,7 +363,7 @@ def _own_checks(config: pytest.Config, run: Run, result: CaseResult, generated: 
     found = [failure for got in hook(case=result, scores=result.scores, neutral=neutral) for failure in got or []]
     if not found:
         return result
-    base = standing.base_own_checks(hook, run, result, generated)  # known when the base fails them too
+    base = known_failures.base_own_checks(hook, run, result, generated)  # known when the base fails them too
     return replace(
         result,
         extra_failures=tuple(str(f) for f in found),

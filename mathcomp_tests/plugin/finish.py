@@ -1,11 +1,14 @@
-"""The session's end on the controller: results.jsonl merged, summary.json written with whether the run is
-complete, reports/latest moved, and the baseline replaced only from a complete run in which every case
-scored. An incomplete run never exits 0."""
+"""The session's end on the controller: results.jsonl merged, the session's facts handed to run/summary.py
+(which builds summary.json whole: whether the run is complete among them) and the summary written,
+reports/latest moved, the baseline replaced only from a complete run in which every case scored, and the
+verdict appended to $GITHUB_STEP_SUMMARY. An incomplete run never exits 0."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,9 +22,13 @@ from ..scoring.thresholds import BASE_FROM
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
 from ..verdict import power as verdict_power
-from . import narrowing, standing
-from .completeness import Tracker
+from . import narrowing
+from .session_tracker import Tracker
 from .state import State
+
+if TYPE_CHECKING:
+    from ..run import Run
+    from ..run.summary import BatchSection
 
 
 def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
@@ -33,25 +40,20 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         if (run.run_dir / sub).is_dir():
             dropped += results.merge_parts(run.run_dir / sub, records.record_key).notes
     state.notes += dropped
-    from ..run.summary import run_summary
+    from ..run.summary import SessionFacts, run_summary
 
-    every = [*state.cases, *state.generated_cases]
-    selected = None if tracker.selected is None else len(tracker.selected)
-    reasons = completeness.incomplete_reasons(
-        tracker.stopped(session), selected, len(tracker.reported), every
+    facts = SessionFacts(
+        stopped=tracker.stopped(session),
+        selected=None if tracker.selected is None else len(tracker.selected),
+        reported=len(tracker.reported),
+        records_dropped=list(dropped),
+        narrowed=narrowing.block(session.config, run, tracker.selected),
+        reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
+        batch=_batch(run),
     )
     state.records = merged.records
-    state.summary = run_summary(run, state.cases, state.generated_cases, state.records)
-    state.summary["status"] = completeness.status(reasons)
-    state.summary["incomplete_reasons"] = reasons
-    state.summary["cases_selected"] = selected
-    state.summary["cases_reported"] = len(tracker.reported)
-    state.summary["records_dropped"] = dropped
-    state.summary["narrowed"] = narrowing.block(session.config, run, tracker.selected)
-    state.summary["reveal_after"] = sorted(state.reveal_after.values(), key=lambda r: str(r["case"]))
-    batched = run.batch_summary()
-    if batched is not None:
-        state.summary["batch"] = batched.as_dict()
+    state.summary = run_summary(run, facts, state.cases, state.generated_cases, state.records)
+    reasons: list[str] = state.summary["incomplete_reasons"]
     results.write_summary(run.run_dir, state.summary)
     results.point_latest(run.settings.reports_dir, run.run_dir)
     borrowed = _borrowed_ceilings(state)
@@ -70,8 +72,33 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pass it could not earn (require_power)
     if reasons and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # only a complete run can pass
-    unwritten = standing.write_job_summary(state.summary, session.config.option.htmlpath)
+    unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
     state.notes += [unwritten] if unwritten else []
+
+
+def _batch(run: Run) -> BatchSection | None:
+    """summary.json's ``batch``: what the run asked by batch (all xdist workers together); None without it."""
+    done = run.batch_summary()
+    if done is None:
+        return None
+    from ..run.summary import batch_section
+
+    return batch_section(done.as_dict())
+
+
+def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | None) -> str | None:
+    """Append the run's verdict to the file $GITHUB_STEP_SUMMARY names (nothing when it is unset); a
+    note for the terminal when that file cannot be written (the run's own outcome stands)."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path or summary is None:
+        return None
+    from ..report import job_summary
+
+    try:
+        job_summary.append(path, summary, report)
+    except OSError as exc:
+        return f"job summary not written: $GITHUB_STEP_SUMMARY={path}: {exc.strerror or exc}"
+    return None
 
 
 def power_note(block: dict[str, Any] | None) -> str | None:

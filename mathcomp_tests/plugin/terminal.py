@@ -11,7 +11,7 @@ from ..records.unreadable import note as unreadable_note
 from ..scoring.changes import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
 from ..verdict import power
-from . import standing
+from . import known_failures
 
 OVER = "*"
 """Beside a value above its ceiling."""
@@ -64,7 +64,7 @@ def write_table(
         tr.write_line(note)
     if baseline:
         tr.write_line(baseline_line(baseline))
-        standing_line = standing.terminal_line(cases, baseline)
+        standing_line = known_failures.terminal_line(cases, baseline)
         if standing_line:
             tr.write_line(standing_line)
     tr.write_line(f"run folder: {run_dir}")

@@ -8,12 +8,12 @@ writing it) is damaged here, not trimmed, since a dropped answer would look like
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import summary_format
 from ..paths import shipped
 from ..scoring import baseline as baseline_file
 from ..scoring.baseline_format import GENERATED_DIR, GENERATED_PREFIX, Draw, sha256_of
@@ -164,17 +164,13 @@ def _dataset_golds(found: baseline_file.Baseline) -> dict[str, dict[str, str | N
 
 
 def _summary(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / results.SUMMARY
-    expected = f"expected the {results.SUMMARY} a suite run writes"
+    """summary.json of a finished run (summary_format.load: its version checked)."""
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise SourceError(f"{run_dir}: not a finished run folder (no {results.SUMMARY})") from exc
-    except (OSError, ValueError) as exc:
-        raise DamagedError(f"{path}: not valid JSON ({exc}); {expected}") from exc
-    if not isinstance(summary, dict):
-        raise DamagedError(f"{path}: not a JSON object; {expected}")
-    return summary
+        return summary_format.load(run_dir)
+    except summary_format.MissingSummary as exc:
+        raise SourceError(str(exc)) from exc
+    except summary_format.SummaryError as exc:
+        raise DamagedError(str(exc)) from exc
 
 
 def read_strict(path: Path) -> list[dict[str, Any]]:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import summary_format
 from ..finite import json_safe
 
 RESULTS = "results.jsonl"
-SUMMARY = "summary.json"
+SUMMARY = summary_format.NAME
 REPORT = "report.html"
 
 

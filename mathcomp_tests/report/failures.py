@@ -1,7 +1,7 @@
 """The run's verdict in one line, shared by the report's verdict box and the CI job summary: which cases
 failed, how many are new and how many known (the base fails them too), and whether that fails the job
-under --fail-on (recorded in summary.json's ``baseline.fail_on``). Plain dicts in; a summary without a
-``status`` is complete, one without ``failures`` had no baseline."""
+under --fail-on (recorded in summary.json's ``baseline.fail_on``). Plain dicts in; whether the run is
+complete is summary_format.is_incomplete's to say; a summary without ``failures`` had no baseline."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import summary_format
 from ..verdict import narrowing, power
 from ..verdict.standing import KNOWN, NEW
 
@@ -97,9 +98,9 @@ def verdict(summary: Mapping[str, Any]) -> Verdict:
         line += f"; {blind}"
     if unearned and line.startswith("PASSED: "):
         line = "NOT EARNED (power required): " + line.removeprefix("PASSED: ")
-    incomplete = summary.get("status", "complete") == "incomplete"
+    incomplete = summary_format.is_incomplete(summary)
     if incomplete:
-        reasons = "; ".join(str(r) for r in summary.get("incomplete_reasons") or [])
+        reasons = "; ".join(summary_format.incomplete_reasons(summary))
         line = f"INCOMPLETE{f' ({reasons})' if reasons else ''}: " + line.replace("PASSED: ", "", 1)
     passed = not (failing or others or incomplete or unearned)
     return Verdict(line, passed, new, known, passed and bool(failed))

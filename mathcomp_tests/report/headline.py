@@ -11,9 +11,9 @@ from typing import Any
 
 from ..scoring.changes import label_of, named, test_name
 from ..scoring.metrics import CASE_METRICS, percent
+from ..summary_format import COMPLETE, is_incomplete
 from ..verdict import narrowing
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
-from ..verdict.completeness import COMPLETE, is_incomplete
 from .failures import every_case, failed_cases, invariance_failures, verdict
 from .incomplete import incomplete_html
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+from .. import summary_format
 from ..backends.identity import WEIGHTS_PREFIX
 
 SELECTION_KEYS = ("framings", "positions", "identities", "formats", "protocols")
@@ -150,9 +151,8 @@ def axes(summaries: Sequence[Mapping[str, Any]], placed: Sequence[Placement]) ->
 
 
 def status(summary: Mapping[str, Any]) -> tuple[bool, tuple[str, ...]]:
-    """(complete, the reasons it is not): a summary without ``status`` was written complete."""
-    complete = summary.get("status", "complete") != "incomplete"
-    return complete, tuple(str(r) for r in summary.get("incomplete_reasons") or ())
+    """(complete, the reasons it is not), as summary_format.is_incomplete decides."""
+    return not summary_format.is_incomplete(summary), tuple(summary_format.incomplete_reasons(summary))
 
 
 def failed_cases(summary: Mapping[str, Any]) -> frozenset[str]:

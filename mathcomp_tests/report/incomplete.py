@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from ..verdict.completeness import INCOMPLETE
+from .. import summary_format
 
 STYLE = """<style>
 .mathcomp-verdict.incomplete {border-color: #8a5a00; background: #fff8e6}
@@ -18,9 +18,9 @@ STYLE = """<style>
 def incomplete_html(summary: Mapping[str, Any]) -> str:
     """``<h2>INCOMPLETE: ...</h2>`` and the reasons; empty for a complete run (or a summary from before
     runs said whether they were)."""
-    if summary.get("status") != INCOMPLETE:
+    if not summary_format.is_incomplete(summary):
         return ""
-    reasons = [str(r) for r in summary.get("incomplete_reasons") or []] or ["the run did not say why"]
+    reasons = summary_format.incomplete_reasons(summary) or ["the run did not say why"]
     items = "".join(f"<li>{escape(r)}</li>" for r in reasons)
     return (
         f"{STYLE}<h2 class=incomplete>{escape('INCOMPLETE: this run cannot pass')}</h2>"

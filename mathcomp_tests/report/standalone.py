@@ -3,12 +3,12 @@ runs side by side, or every run's metrics across time. Each page is one self-con
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from .. import summary_format
 from ..records import results
 from . import history as history_view
 from . import history_records, html, pooled, sections
@@ -31,17 +31,16 @@ Warn = Callable[[str], None]
 
 
 def load_summary(run_dir: Path) -> dict[str, Any]:
-    """summary.json of a finished run, with the keys the pages read."""
-    path = run_dir / results.SUMMARY
-    expected = f"expected the {results.SUMMARY} a suite run writes"
+    """summary.json of a finished run (summary_format.load: its version checked), with the keys the pages
+    read."""
+    path = run_dir / summary_format.NAME
+    expected = summary_format.EXPECTED
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise RunFolderError(f"{run_dir}: not a finished run folder (no {results.SUMMARY})") from exc
-    except ValueError as exc:
-        raise DamagedRunError(f"{path}: not valid JSON ({exc}); {expected}") from exc
-    if not isinstance(summary, dict):
-        raise DamagedRunError(f"{path}: not a JSON object; {expected}")
+        summary = summary_format.load(run_dir)
+    except summary_format.MissingSummary as exc:
+        raise RunFolderError(str(exc)) from exc
+    except summary_format.SummaryError as exc:
+        raise DamagedRunError(str(exc)) from exc
     missing = [k for k in SUMMARY_KEYS if k not in summary]
     if missing:
         raise DamagedRunError(f"{path}: no {', '.join(map(repr, missing))}; {expected}")

@@ -1,24 +1,98 @@
-"""summary.json: the run's header facts and every case's summary, assembled on the controller."""
+"""summary.json, built whole here and nowhere else: a run's (its header facts, every case's summary and what
+only the session knows of its end), and the stand-in of a run that ended before writing its own. Readers
+load it through summary_format (its version checked); docs/results.md ("summary.json, key by key") is the
+schema."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from ..backends.identity import model_identity, recorded_identity
 from ..records.items import CACHED_USAGE
 from ..records.results import read_records
 from ..report.protocols import comparison
 from ..scoring.baseline import sha256_of
+from ..summary_format import VERSION, completeness
 from ..verdict import power
+from ..verdict.completeness import incomplete_reasons
 from . import Run
 from .comparison import baseline_summary, failures
 from .invariance import invariance_summary
 from .served import served_model
 
+STAND_IN_REASON = "the job ended before the suite wrote summary.json (cancelled, killed or out of memory)"
+
+
+class BatchSection(TypedDict):
+    """summary.json's ``batch``: what the run sent and collected by --batch (all xdist workers together)."""
+
+    batches_created: list[str]
+    batches_resumed: list[str]
+    requests_sent: int
+    answered: int
+    failed: int
+    pricing: str
+    cost_usd: float | None
+    live_cost_usd: float | None
+    saved_usd: float | None
+
+
+def batch_section(found: Mapping[str, Any]) -> BatchSection:
+    """A batch summary as plain JSON (as an xdist worker sends it) typed as summary.json's ``batch``."""
+    return BatchSection(
+        batches_created=[str(b) for b in found["batches_created"]],
+        batches_resumed=[str(b) for b in found["batches_resumed"]],
+        requests_sent=int(found["requests_sent"]),
+        answered=int(found["answered"]),
+        failed=int(found["failed"]),
+        pricing=str(found["pricing"]),
+        cost_usd=found["cost_usd"],
+        live_cost_usd=found["live_cost_usd"],
+        saved_usd=found["saved_usd"],
+    )
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    """What only the session knows at its end (plugin/finish.py gathers it on the controller)."""
+
+    stopped: str | None
+    """Why the session ended before its end (a signal, a server gone); None when it ran to the end."""
+    selected: int | None
+    """Items selected after -k, -m and --deselect; None when the session stopped before collection ended."""
+    reported: int
+    """Items that reported an outcome."""
+    records_dropped: list[str] = field(default_factory=list)
+    """One note per results.jsonl line that could not be merged (cut short by a kill)."""
+    narrowed: dict[str, Any] | None = None
+    """verdict/narrowing.py's block when pytest left cases out; None when it ran the whole selection."""
+    reveal_after: list[dict[str, Any]] = field(default_factory=list)
+    batch: BatchSection | None = None
+    """What --batch sent and collected; None without --batch."""
+
+
+def _header(run_id: str, model: str, reasons: list[str]) -> dict[str, Any]:
+    """The keys every summary.json starts with, a stand-in's included."""
+    return {"version": VERSION, "run_id": run_id, "model": model, **completeness(reasons)}
+
+
+def stand_in(run_id: str, model: str, reason: str = STAND_IN_REASON) -> dict[str, Any]:
+    """The record of a run that ended before writing summary.json: incomplete, with no case."""
+    return {
+        **_header(run_id, model, [reason]),
+        "cases_run": 0,
+        "cases_failed": 0,
+        "cases_errored": 0,
+        "cases": [],
+        "generated_cases": [],
+    }
+
 
 def run_summary(
     run: Run,
+    facts: SessionFacts,
     cases: list[dict[str, Any]],
     generated_cases: Sequence[dict[str, Any]] = (),
     records: list[dict[str, Any]] | None = None,
@@ -29,9 +103,9 @@ def run_summary(
     s = run.settings
     every = [*cases, *generated_cases]
     records = read_records(run.run_dir) if records is None else records
+    reasons = incomplete_reasons(facts.stopped, facts.selected, facts.reported, every)
     return {
-        "run_id": run.run_id,
-        "model": s.model,
+        **_header(run.run_id, s.model, reasons),
         "resolved": run.spec.resolved,
         "canonical": run.spec.canonical,
         "model_identity": model_identity(run.spec, _weights(run, cases)),
@@ -82,6 +156,12 @@ def run_summary(
         "generated_cases": list(generated_cases),
         "invariance": invariance_summary(run, records, gated=s.invariance),
         "served_model": served_model(s, records),
+        "cases_selected": facts.selected,
+        "cases_reported": facts.reported,
+        "records_dropped": list(facts.records_dropped),
+        "narrowed": facts.narrowed,
+        "reveal_after": list(facts.reveal_after),
+        "batch": facts.batch,
     }
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import summary_format
 from .baseline_fit import Baseline
 from .baseline_format import (
     GENERATED_DIR,
@@ -169,17 +170,21 @@ def outcome(record: Mapping[str, Any]) -> str:
 def from_run_dir(run_dir: Path) -> Baseline:
     """The baseline a finished run folder makes (its scenarios in the order of its summary)."""
     try:
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        summary = summary_format.load(run_dir)
         lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    except summary_format.MissingSummary as exc:
+        raise BaselineError(f"baseline {exc}") from exc
+    except summary_format.SummaryError as exc:
+        raise BaselineError(f"baseline {run_dir}: {exc}") from exc
     except FileNotFoundError as exc:
         raise BaselineError(
             f"baseline {run_dir}: not a finished run folder ({exc.filename} is missing)"
         ) from exc
     except (OSError, ValueError) as exc:
         raise BaselineError(f"baseline {run_dir}: cannot be read: {exc}") from exc
-    if summary.get("status") == "incomplete":
+    if summary_format.is_incomplete(summary):
         raise BaselineError(
-            f"baseline {run_dir}: an incomplete run ({'; '.join(map(str, summary.get('incomplete_reasons') or []))}"
+            f"baseline {run_dir}: an incomplete run ({'; '.join(summary_format.incomplete_reasons(summary))}"
             "); use a complete run's folder or a baseline file"
         )
     cases, probs = _outcomes(run_dir / "results.jsonl", lines)

@@ -1,5 +1,6 @@
 """Whether a run is complete: only a complete run can pass, and only a complete run in which every case
-scored may replace the baseline. Plain values in (what the plugin saw of the session), sentences out."""
+scored may replace the baseline. Plain values in (what the plugin saw of the session), sentences out;
+summary.json spells them as summary_format.completeness, and every reader asks summary_format.is_incomplete."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ from typing import Any
 
 from .checks import NOTHING_READ
 
-COMPLETE = "complete"
-INCOMPLETE = "incomplete"
 SHOWN = 3
 """Case ids named in one reason; the rest are counted."""
 MATCHED_NONE = "no case ran: the selection matched none (check -k, -m, --deselect and the options)"
@@ -53,15 +52,6 @@ def incomplete_reasons(
             f"failed): {shown}"
         )
     return reasons
-
-
-def status(reasons: Sequence[str]) -> str:
-    return INCOMPLETE if reasons else COMPLETE
-
-
-def is_incomplete(summary: Mapping[str, Any] | None) -> bool:
-    """A summary.json that says it is incomplete (an older one, without `status`, counts as complete)."""
-    return (summary or {}).get("status", COMPLETE) == INCOMPLETE
 
 
 def baseline_refusal(reasons: Sequence[str], cases: Sequence[Mapping[str, Any]]) -> str | None:

@@ -1,13 +1,12 @@
 """New and known failures, the pytest way: under --fail-on=new a known failure (the base fails that case
 too) is reported as xfailed, so it does not fail the job but stays in the terminal, JUnit XML and the
-report; and the run's verdict appended to $GITHUB_STEP_SUMMARY at the end (the controller only)."""
+report; a case's own checks run on the base's answers decide whether their failures are known; and the
+terminal's line that counts both. What is new or known is verdict/standing.py's to say."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,21 +61,6 @@ def base_own_checks(hook: Any, run: Run, result: CaseResult, generated: bool) ->
     except _NoBase:
         return None
     return tuple(failure for found in got for failure in found or [])
-
-
-def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | None) -> str | None:
-    """Append the run's verdict to the file $GITHUB_STEP_SUMMARY names (nothing when it is unset); a
-    note for the terminal when that file cannot be written (the run's own outcome stands)."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path or summary is None:
-        return None
-    from ..report import job_summary
-
-    try:
-        job_summary.append(path, summary, report)
-    except OSError as exc:
-        return f"job summary not written: $GITHUB_STEP_SUMMARY={path}: {exc.strerror or exc}"
-    return None
 
 
 def terminal_line(cases: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]) -> str | None:

@@ -1,7 +1,8 @@
-"""What the session saw of its own end: the items selected and the items that reported an outcome, and
-the signal or the reason that stopped it. A CI timeout sends SIGTERM, a closed terminal (a dropped SSH
-session) SIGHUP: either ends the session the way Ctrl-C does (pytest's interrupted path, summary and report
-written), in the controller and in each xdist worker, instead of killing the process with nothing written."""
+"""The session's own end, tracked: the items selected and the items that reported an outcome, and the
+signal or the reason that stopped it (run/summary.py builds summary.json's completeness from them). A CI
+timeout sends SIGTERM, a closed terminal (a dropped SSH session) SIGHUP: either ends the session the way
+Ctrl-C does (pytest's interrupted path, summary and report written), in the controller and in each xdist
+worker, instead of killing the process with nothing written."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from types import FrameType
 from typing import Any
 
 import pytest
+
+from .. import summary_format
 
 STOPPING = {signal.SIGTERM: "SIGTERM (as a CI timeout sends it)", signal.SIGHUP: "SIGHUP (a closed terminal)"}
 """The signals that end a session as Ctrl-C does, and how its reason names each."""
@@ -77,10 +80,9 @@ class Tracker:
 
 def write_incomplete(tr: Any, summary: dict[str, Any] | None) -> bool:
     """INCOMPLETE and its reasons, first in the end-of-run section; True when the run is incomplete."""
-    reasons = (summary or {}).get("incomplete_reasons") or []
-    if not reasons:
+    if not summary_format.is_incomplete(summary):
         return False
     tr.write_sep("=", "MathComp: INCOMPLETE (this run cannot pass)", red=True, bold=True)
-    for reason in reasons:
+    for reason in summary_format.incomplete_reasons(summary) or ["the run did not say why"]:
         tr.write_line(f"INCOMPLETE: {reason}", red=True)
     return True

@@ -1,0 +1,85 @@
+"""summary.json as a file: its version, how a reader loads one, and whether it says its run is incomplete.
+
+run/summary.py builds every summary.json (a run's, and the stand-in of a run that wrote none); this
+module is what every reader shares, so that no reader reads the version or the completeness keys on its
+own. A file without ``version`` is the format before versions (1) and is read as it is; a version newer
+than this code knows is refused in one line naming the file.
+docs/results.md ("summary.json, key by key") is the schema.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+NAME = "summary.json"
+VERSION = 2
+"""The format written now. 1: the files written before summary.json said its version (read as they are)."""
+COMPLETE = "complete"
+INCOMPLETE = "incomplete"
+EXPECTED = f"expected the {NAME} a suite run writes"
+
+
+class SummaryError(ValueError):
+    """A summary.json that cannot be read; the message names the file and what was expected."""
+
+
+class MissingSummary(SummaryError):
+    """A folder without summary.json: not a finished run folder."""
+
+
+class DamagedSummary(SummaryError):
+    """A summary.json that is not what a suite run writes (not JSON, not an object, a version not known)."""
+
+
+def version(summary: Mapping[str, Any], path: Path | str) -> int:
+    """The summary's format (1 when it names none); DamagedSummary for a version this code cannot read."""
+    found = summary.get("version", 1)
+    if not isinstance(found, int) or isinstance(found, bool) or found < 1:
+        raise DamagedSummary(f"{path}: version {json.dumps(found)}; expected a whole number from 1 to {VERSION}")
+    if found > VERSION:
+        raise DamagedSummary(
+            f"{path}: version {found}, newer than this mathcomp-tests reads (versions 1 to {VERSION}); "
+            "upgrade mathcomp-tests to read it"
+        )
+    return found
+
+
+def load(run_dir: Path) -> dict[str, Any]:
+    """``run_dir``/summary.json as a dict, its version checked (see ``version``)."""
+    path = run_dir / NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise MissingSummary(f"{run_dir}: not a finished run folder (no {NAME})") from exc
+    except OSError as exc:
+        raise DamagedSummary(f"{path}: cannot be read ({exc.strerror or exc}); {EXPECTED}") from exc
+    try:
+        summary = json.loads(text)
+    except ValueError as exc:
+        raise DamagedSummary(f"{path}: not valid JSON ({exc}); {EXPECTED}") from exc
+    if not isinstance(summary, dict):
+        raise DamagedSummary(f"{path}: not a JSON object; {EXPECTED}")
+    version(summary, path)
+    return summary
+
+
+def completeness(reasons: list[str]) -> dict[str, Any]:
+    """The two keys that say whether a run is complete, as every version-2 summary.json spells them."""
+    return {"status": INCOMPLETE if reasons else COMPLETE, "incomplete_reasons": list(reasons)}
+
+
+def incomplete_reasons(summary: Mapping[str, Any] | None) -> list[str]:
+    """Why the run is incomplete, one sentence each (none for a complete run, or one that did not say why)."""
+    found = (summary or {}).get("incomplete_reasons")
+    if found is None:
+        return []
+    return [str(r) for r in found] if isinstance(found, (list, tuple)) else [str(found)]
+
+
+def is_incomplete(summary: Mapping[str, Any] | None) -> bool:
+    """Whether a summary says its run is incomplete: ``status`` says so, or it gives a reason (a summary
+    with neither, such as one written before runs said, was written by a complete run)."""
+    return (summary or {}).get("status") == INCOMPLETE or bool(incomplete_reasons(summary))
