@@ -40,8 +40,8 @@ from benchmarks import gate_power_analysis, gate_power_report
 from benchmarks.common import OUT_DIR, load, machine, write_json
 from mathcomp_tests import prompts
 from mathcomp_tests.backends import models
-from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
-from mathcomp_tests.backends.tokens import LabelTokens, label_probs, render
+from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
+from mathcomp_tests.backends.local.tokens import LabelTokens, label_probs, render
 from mathcomp_tests.data import scenarios as scenario_file
 from mathcomp_tests.formats import FORMATS
 from mathcomp_tests.paths import fixtures
@@ -325,7 +325,7 @@ def answer(name: str, folder: Path, scorer: Scorer, chosen: list[Item], work: Pa
 
 def backend_check(folder: Path, chosen: list[Item], probs: list[dict[str, float]]) -> dict[str, Any]:
     """CHECKED prompts (a fixed draw across the cases) scored by the project's hf backend itself."""
-    from mathcomp_tests.backends.hf import HFBackend
+    from mathcomp_tests.backends.local.hf import HFBackend
     from mathcomp_tests.settings import BackendOptions
     from mathcomp_tests.types import Decoding
 

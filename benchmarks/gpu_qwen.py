@@ -29,7 +29,7 @@ from typing import Any
 
 from benchmarks.common import ROOT, load, machine, write_json
 from mathcomp_tests import prompts
-from mathcomp_tests.backends.hf import HFBackend
+from mathcomp_tests.backends.local.hf import HFBackend
 from mathcomp_tests.data import scenarios
 from mathcomp_tests.paths import fixtures
 from mathcomp_tests.settings import BackendOptions

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mathcomp_tests import formats, prompts
-from mathcomp_tests.backends.hf import HFBackend
+from mathcomp_tests.backends.local.hf import HFBackend
 from mathcomp_tests.data import scenarios
 from mathcomp_tests.paths import ROOT, fixtures
 from mathcomp_tests.settings import BackendOptions

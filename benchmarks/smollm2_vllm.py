@@ -33,7 +33,7 @@ from typing import Any
 from benchmarks.common import ROOT, load, machine, write_json
 from mathcomp_tests import formats
 from mathcomp_tests import prompts as prompt_sets
-from mathcomp_tests.backends.prepared import SMOLLM2, directory
+from mathcomp_tests.backends.local.prepared import SMOLLM2, directory
 from mathcomp_tests.data import scenarios
 from mathcomp_tests.scoring.metrics import confusion, dir_err
 from mathcomp_tests.settings import BackendOptions
@@ -69,7 +69,7 @@ def ask(backend: Any, prompts: list[Prompt]) -> tuple[list[Response], float]:
 
 
 def hf_answers(model: Path, prompts: list[Prompt], scoring: str = "generate") -> tuple[list[Response], float]:
-    from mathcomp_tests.backends.hf import HFBackend
+    from mathcomp_tests.backends.local.hf import HFBackend
 
     backend = HFBackend(str(model), BackendOptions(device="cpu", scoring=scoring, response_cache=False))
     try:
@@ -83,7 +83,7 @@ def vllm_answers(
 ) -> dict[str, Any]:
     """One server for ``dtype``: the generated answers and, when ``logprob`` is given, the label
     log-probability answers to those prompts; its start-up time."""
-    from mathcomp_tests.backends.vllm import VLLMBackend, serve
+    from mathcomp_tests.backends.vllm.engine import VLLMBackend, serve
 
     options = BackendOptions(vllm_python=python, vllm_dtype=dtype)
     started = time.perf_counter()

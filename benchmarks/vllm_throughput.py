@@ -40,9 +40,9 @@ from typing import Any
 
 from benchmarks.common import ROOT, load, machine, pytest_command, suite_env, write_json
 from mathcomp_tests import prompts as prompt_sets
-from mathcomp_tests.backends import vllm_server
-from mathcomp_tests.backends.api import APIBackend
-from mathcomp_tests.backends.vllm import VLLMBackend, serve
+from mathcomp_tests.backends.http.api import APIBackend
+from mathcomp_tests.backends.vllm import server as vllm_server
+from mathcomp_tests.backends.vllm.engine import VLLMBackend, serve
 from mathcomp_tests.data import scenarios
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt
@@ -219,7 +219,7 @@ def main() -> None:
         result["model"] = str(model)
         from transformers import AutoTokenizer
 
-        from mathcomp_tests.backends import tokens
+        from mathcomp_tests.backends.local import tokens
 
         tokenizer = AutoTokenizer.from_pretrained(model)
         prompts = {scale: matrix(scale) for scale in scales}
@@ -302,7 +302,7 @@ def measure(
 def engines(into: dict[str, Any], model: Path, url: str, dtype: str, prompts: list[Prompt]) -> None:
     """The same prompts through our hf backend (the same weights, in this process, on the CPU), and label
     log-probability scoring through vLLM and through hf; agreement with the batched answers and each other."""
-    from mathcomp_tests.backends.hf import HFBackend
+    from mathcomp_tests.backends.local.hf import HFBackend
 
     runs = (
         ("hf", lambda: HFBackend(str(model), BackendOptions(device="cpu"))),

@@ -22,7 +22,7 @@ from helpers.fault_server import FaultServer
 from helpers.suite_runner import REPO, run_suite
 from helpers.usage import assert_usage_error
 
-from mathcomp_tests.backends.cache import ResponseCache, Row
+from mathcomp_tests.backends.cache.store import ResponseCache, Row
 from mathcomp_tests.types import Response
 
 ONE_CASE = ("--model=symbolic", "--limit=2", "--framings=neutral", "--positions=end")

@@ -21,7 +21,6 @@ from helpers.fake_anthropic_server import AnthropicServer
 from helpers.fake_batch_server import BatchServer
 from helpers.fault_server import OK, Fault
 
-from mathcomp_tests.backends.api import APIBackend
 from mathcomp_tests.backends.base import BackendError, ServerGoneError
 from mathcomp_tests.backends.batch.anthropic import AnthropicBatches
 from mathcomp_tests.backends.batch.openai import OpenAIBatches
@@ -37,7 +36,8 @@ from mathcomp_tests.backends.batch.protocol import (
 )
 from mathcomp_tests.backends.batch.records import BatchRecords
 from mathcomp_tests.backends.batch.runner import Runner
-from mathcomp_tests.backends.cache import ResponseCache, Row
+from mathcomp_tests.backends.cache.store import ResponseCache, Row
+from mathcomp_tests.backends.http.api import APIBackend
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Message, Prompt, Response, Scenario
 

@@ -20,9 +20,10 @@ from helpers.fault_server import OK, Fault, FaultServer
 from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests import prompts as prompt_sets
-from mathcomp_tests.backends import create, models, tokens
+from mathcomp_tests.backends import create, models
 from mathcomp_tests.backends.base import ServerGoneError
-from mathcomp_tests.backends.cache import CachedBackend, ResponseCache
+from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache
+from mathcomp_tests.backends.local import tokens
 from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Prompt

@@ -11,8 +11,8 @@ from pathlib import Path
 from helpers.suite_runner import REPO
 
 from mathcomp_tests.backends.base import OnResponse
-from mathcomp_tests.backends.cache import CachedBackend, ResponseCache
-from mathcomp_tests.backends.symbolic import SymbolicBackend
+from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache
+from mathcomp_tests.backends.local.symbolic import SymbolicBackend
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
 from mathcomp_tests.types import Condition, Decoding, Prompt, Response

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from helpers.suite_runner import REPO, run_suite
 
-from mathcomp_tests.backends.cache_file import APPLICATION_ID
+from mathcomp_tests.backends.cache.file import APPLICATION_ID
 
 
 def cache_cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_cache import CountingSymbolic, _prompts
 
-from mathcomp_tests.backends.cache import CachedBackend, ResponseCache, Row, cache_keys
+from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache, Row, cache_keys
 from mathcomp_tests.backends.secrets import REDACTED
 from mathcomp_tests.types import Decoding, Response
 

@@ -21,7 +21,7 @@ import pytest
 from helpers.suite_runner import REPO, SuiteRun, run_suite
 from helpers.usage import call
 
-from mathcomp_tests.backends.cache import ResponseCache, Row
+from mathcomp_tests.backends.cache.store import ResponseCache, Row
 from mathcomp_tests.cli import main
 from mathcomp_tests.records import results
 from mathcomp_tests.types import Response

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from helpers.suite_runner import REPO, run_suite
 
-from mathcomp_tests.backends.cache import cache_keys
-from mathcomp_tests.backends.hf import HFBackend
+from mathcomp_tests.backends.cache.store import cache_keys
+from mathcomp_tests.backends.local.hf import HFBackend
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
 from mathcomp_tests.settings import BackendOptions

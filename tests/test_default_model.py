@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import REPO, run_suite
 
-from mathcomp_tests.backends.hf import HFBackend
+from mathcomp_tests.backends.local.hf import HFBackend
 from mathcomp_tests.backends.model_files import fingerprint
 from mathcomp_tests.data.equations import compare, evaluate
 from mathcomp_tests.data.generate import drawn

@@ -14,7 +14,7 @@ from helpers.suite_runner import REPO, run_suite
 from helpers.usage import assert_usage_error
 
 from mathcomp_tests.backends.base import BackendError
-from mathcomp_tests.backends.hf import HFBackend, pick_device, pick_dtype
+from mathcomp_tests.backends.local.hf import HFBackend, pick_device, pick_dtype
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.formats import FORMATS
 from mathcomp_tests.formats import read_response as parse

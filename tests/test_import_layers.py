@@ -156,6 +156,27 @@ def test_no_import_cycles(level: str) -> None:
     assert not _cycles(graph), f"{level} import cycles: {_cycles(graph)}"
 
 
+def family(module: str) -> str | None:
+    """The sub-package of a package a module lies in (``backends.http``); None for a package's own modules."""
+    parts = module.split(".")
+    if len(parts) < 4 or f"{'.'.join(parts[:3])}" not in KNOWN or KNOWN[".".join(parts[:3])].name != "__init__.py":
+        return None
+    return ".".join(parts[1:3])
+
+
+def test_no_import_cycles_between_the_families_of_a_package() -> None:
+    """backends/ is in rooms (http, local, vllm, cache, batch): no two rooms import each other, directly or
+    round about (a room may use its package's own modules and any room it does not lead back to)."""
+    graph: dict[str, set[str]] = {}
+    for name, edges in EDGES.items():
+        for _, target in edges:
+            a, b = family(name), family(target) if target in KNOWN else None
+            if a and b and a != b:
+                graph.setdefault(a, set()).add(b)
+    assert {"backends.http", "backends.local"} <= set(graph) | {b for bs in graph.values() for b in bs}
+    assert not _cycles(graph), f"cycles between sub-packages: {_cycles(graph)}"
+
+
 def test_the_check_finds_a_cycle_and_an_upward_import() -> None:
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
     assert layer("mathcomp_tests.report.html") > layer("mathcomp_tests.records.items")

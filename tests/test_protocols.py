@@ -13,8 +13,8 @@ from helpers.suite_runner import REPO
 
 from mathcomp_tests import prompts
 from mathcomp_tests.backends.base import OnResponse
-from mathcomp_tests.backends.cache import CachedBackend, ResponseCache
-from mathcomp_tests.backends.symbolic import REWRITE_REPLY, SymbolicBackend
+from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache
+from mathcomp_tests.backends.local.symbolic import REWRITE_REPLY, SymbolicBackend
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.formats import FORMATS
 from mathcomp_tests.protocols import (

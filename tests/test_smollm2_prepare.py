@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import REPO
 
-from mathcomp_tests.backends.prepared import SMOLLM2, complete
+from mathcomp_tests.backends.local.prepared import SMOLLM2, complete
 from training import smollm2
 
 GGUF = b"GGUF stand-in " * 64

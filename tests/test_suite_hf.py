@@ -6,7 +6,7 @@ from pathlib import Path
 
 from helpers.suite_runner import REPO, run_suite
 
-from mathcomp_tests.backends.hf import HFBackend
+from mathcomp_tests.backends.local.hf import HFBackend
 from mathcomp_tests.backends.model_files import fingerprint
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.prompts import build, load_prompt_set, std_names

@@ -27,8 +27,8 @@ from helpers.suite_runner import REPO, SuiteRun, run_suite
 from helpers.vllm_serving import VLLM_PYTHON, float32_server, loose_ceilings
 
 from mathcomp_tests import prompts as prompt_sets
-from mathcomp_tests.backends.hf import HFBackend
-from mathcomp_tests.backends.vllm import VLLMBackend
+from mathcomp_tests.backends.local.hf import HFBackend
+from mathcomp_tests.backends.vllm.engine import VLLMBackend
 from mathcomp_tests.data import scenarios
 from mathcomp_tests.formats import NAMES as FORMATS
 from mathcomp_tests.settings import BackendOptions

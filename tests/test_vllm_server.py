@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import REPO, run_suite
 
-from mathcomp_tests.backends import vllm_server
 from mathcomp_tests.backends.base import BackendError
 from mathcomp_tests.backends.models import resolve, same_model
+from mathcomp_tests.backends.vllm import server as vllm_server
 from mathcomp_tests.settings import BackendOptions
 
 DEMO = REPO / "fixtures" / "models" / "mathcomp-tiny"

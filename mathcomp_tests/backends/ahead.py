@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..types import Decoding, Message, Prompt, Response
 from .base import OnResponse
-from .cache import CachedBackend
+from .cache.store import CachedBackend
 
 WORKERS = 2
 """Calls under way at once besides the caller's own: the next case, and the one after it on a fast engine."""

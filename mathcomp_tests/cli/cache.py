@@ -51,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..backends.cache_file import DamagedCacheError, not_ours
+    from ..backends.cache.file import DamagedCacheError, not_ours
     from . import cache_actions as actions
 
     path = actions.cache_path(args.cache_dir)

@@ -1,6 +1,6 @@
 """What `mathcomp cache stats|prune|clear` does to the response cache: count its entries per model and
 revision, delete some, or remove the file. The command line is in cli/cache.py; what a cache file is (and
-whether it is this suite's), in backends/cache_file.py.
+whether it is this suite's), in backends/cache/file.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..backends.cache_file import CACHE_FILE, COMPANIONS, DamagedCacheError, is_damage
+from ..backends.cache.file import CACHE_FILE, COMPANIONS, DamagedCacheError, is_damage
 from ..backends.models import UnknownModelError, resolve
 from ..rootdir import cache_dir
 

@@ -16,7 +16,7 @@ import pytest
 from .. import formats, owncheck
 from ..backends.base import BackendError, ServerGoneError
 from ..backends.batch.protocol import BatchError
-from ..backends.cache_file import DamagedCacheError, not_ours
+from ..backends.cache.file import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
 from ..data import stratified
 from ..data.scenarios import DatasetError

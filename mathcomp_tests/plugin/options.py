@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ..backends.cache_file import CACHE_FILE
+from ..backends.cache.file import CACHE_FILE
 from ..formats import NAMES as FORMATS
 from ..paths import default_thresholds
 from ..prompts import IDENTITY_SIDES, known_identities

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ..backends.models import resolve
-from ..backends.vllm_server import Server
+from ..backends.vllm.server import Server
 from ..settings import Settings
 
 WORKERINPUT = "mathcomp_vllm_servers"
@@ -36,7 +36,7 @@ def served(config: pytest.Config, settings: Settings) -> Settings:
     spec = resolve(settings.model, config=settings.backend.model_config)
     if spec.kind != "vllm" or settings.backend.api_base or config.option.collectonly:
         return settings
-    from ..backends.vllm import serve
+    from ..backends.vllm.engine import serve
 
     server = serve(spec.name, settings.backend, settings.dataset_cache / "vllm")
     config.stash[_SERVER] = server

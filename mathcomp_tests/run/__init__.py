@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..backends.ahead import AskedAhead
     from ..backends.batch.backend import BatchBackend
     from ..backends.batch.outcome import BatchSummary
-    from ..backends.cache import CachedBackend
+    from ..backends.cache.store import CachedBackend
 
 GENERATED = baseline.GENERATED_DIR
 """The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
@@ -209,7 +209,7 @@ class Run:
 
     def _cached(self, inner: Backend) -> CachedBackend:
         """``inner`` behind the run's response cache (or none, under --no-cache)."""
-        from ..backends.cache import CachedBackend, ResponseCache
+        from ..backends.cache.store import CachedBackend, ResponseCache
 
         path = self.settings.cache_path
         return CachedBackend(inner, ResponseCache(path) if path else None)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ..backends.base import OnResponse
 from ..backends.batch.backend import BatchBackend
-from ..backends.cache import cache_keys
+from ..backends.cache.store import cache_keys
 from ..protocols import ASK, Kit
 from ..types import Condition, Decoding, Prompt, Response
 

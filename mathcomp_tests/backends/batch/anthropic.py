@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...types import Response
-from ..api import as_response
 from ..base import BackendError
+from ..http.api import as_response
 from . import encoding
 from .pricing import Pricing
 from .protocol import (
     ERROR_CHARS,
+    TIMEOUT,
     BatchRequest,
     BatchState,
     BatchStatus,
@@ -42,7 +43,6 @@ MAX_REQUESTS = 100_000
 """Anthropic's limit of requests per batch."""
 MAX_BYTES = 256 * 1000 * 1000
 """Anthropic's limit of a batch's size."""
-TIMEOUT = 120.0
 VERSION = "2023-06-01"
 """The anthropic-version header litellm's live calls send."""
 BASE = "https://api.anthropic.com"

@@ -18,9 +18,9 @@ from collections.abc import Iterator, Sequence
 
 from ...settings import BackendOptions, BatchOptions
 from ...types import Decoding, Prompt, Response
-from ..api import APIBackend
 from ..base import BackendError, OnResponse
-from ..cache import AnswerStore, Row, cache_keys
+from ..cache.store import AnswerStore, Row, cache_keys
+from ..http.api import APIBackend
 from .anthropic import AnthropicBatches
 from .openai import OpenAIBatches
 from .outcome import BatchSummary

@@ -1,5 +1,5 @@
 """A batch request's body: the body litellm sends for the same live call, built from the live call's own
-parameters (backends/api.py ``chat_params``: messages, temperature, max_tokens, seed with drop_params), then
+parameters (backends/http/api.py ``chat_params``: messages, temperature, max_tokens, seed with drop_params), then
 litellm's own parameter mapping for the provider and model (``get_optional_params``: an o-series model takes
 ``max_completion_tokens`` and, with drop_params, no temperature) and the provider's request transformation
 (Anthropic: the system prompt apart, content blocks). One source: what the live call asks, a batch asks."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...types import Decoding, Prompt
-from ..api import chat_params
+from ..http.api import chat_params
 from .protocol import ERROR_CHARS, Unsendable, shown
 
 

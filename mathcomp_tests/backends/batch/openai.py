@@ -22,6 +22,7 @@ from ..base import BackendError
 from . import encoding
 from .pricing import Pricing
 from .protocol import (
+    TIMEOUT,
     BatchRequest,
     BatchState,
     BatchStatus,
@@ -40,7 +41,6 @@ MAX_REQUESTS = 50_000
 """OpenAI's limit of requests per batch."""
 MAX_BYTES = 200 * 1024 * 1024
 """OpenAI's limit of a batch input file's size."""
-TIMEOUT = 120.0
 STATUS = {
     "validating": BatchStatus.RUNNING,
     "in_progress": BatchStatus.RUNNING,

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from .pricing import Pricing
 
 
+TIMEOUT = 120.0
+"""Seconds one request to a provider's batch endpoints may take."""
+
 class BatchStatus(Enum):
     """Where a batch is, whichever provider runs it (each translates its own words)."""
 

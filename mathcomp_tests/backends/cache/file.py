@@ -1,5 +1,5 @@
 """What a response cache file is: sqlite's database with this suite's marker (its application_id) and its
-one table, and how a damaged one is told from one busy just now. The cache (backends/cache.py), the plugin
+one table, and how a damaged one is told from one busy just now. The cache (backends/cache/store.py), the plugin
 and the cache commands (cli/cache.py) all ask here before they read, trim or remove a file.
 """
 

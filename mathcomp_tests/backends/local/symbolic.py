@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from .. import formats
-from ..data.equations import compare, show
-from ..types import Decoding, Prompt, Response
-from .base import OnResponse
+from ... import formats
+from ...data.equations import compare, show
+from ...types import Decoding, Prompt, Response
+from ..base import OnResponse
 
 
 class SymbolicBackend:

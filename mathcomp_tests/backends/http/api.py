@@ -14,12 +14,12 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ..settings import BackendOptions
-from ..types import Decoding, Prompt, Response
+from ...settings import BackendOptions
+from ...types import Decoding, Prompt, Response
+from ..base import ERROR_CHARS, BackendError, OnResponse
+from ..secrets import redact
 from . import probe, router
-from .base import ERROR_CHARS, BackendError, OnResponse
 from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
-from .secrets import redact
 
 CONCURRENCY = 16
 """Chat requests in flight per process unless --max-concurrency says otherwise."""

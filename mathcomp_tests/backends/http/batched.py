@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..types import Decoding, Response
+from ...types import Decoding, Response
+from ..base import ERROR_CHARS
+from ..secrets import redact
 from . import streamed
-from .base import ERROR_CHARS
 from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
-from .secrets import redact
 
 BATCH_SIZE = 256
 """Prompts per request unless --batch-size says otherwise."""

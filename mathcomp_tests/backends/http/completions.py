@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..formats import FORMATS
-from ..settings import BackendOptions
-from ..types import LABELS, Decoding, Prompt, Response
-from . import tokens
-from .base import BackendError, OnResponse
+from ...formats import FORMATS
+from ...settings import BackendOptions
+from ...types import LABELS, Decoding, Prompt, Response
+from ..base import BackendError, OnResponse
+from ..local import tokens
+from ..secrets import redact
 from .batched import BatchedCompletions, Job, first_logprobs
 from .liveness import Liveness
 from .loop_thread import LoopThread
 from .router import OPENAI_COMPATIBLE
-from .secrets import redact
 
 HEALTH_TIMEOUT = 5.0
 

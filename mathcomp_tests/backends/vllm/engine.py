@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..settings import BackendOptions
-from . import vllm_server
-from .completions import CompletionsBackend, split_base
-from .model_files import locate
+from ...settings import BackendOptions
+from ..http.completions import CompletionsBackend, split_base
+from ..model_files import locate
+from . import server as vllm_server
 
 
 def weights(name: str) -> tuple[Path, str]:

@@ -14,10 +14,10 @@ from typing import Protocol, runtime_checkable
 
 from filelock import FileLock
 
-from ..types import Decoding, Prompt, Response
-from .base import Backend, OnResponse
-from .cache_file import APPLICATION_ID, DamagedCacheError, foreign_tables, is_damage
-from .secrets import held, scrub
+from ...types import Decoding, Prompt, Response
+from ..base import Backend, OnResponse
+from ..secrets import held, scrub
+from .file import APPLICATION_ID, DamagedCacheError, foreign_tables, is_damage
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import formats
-from ..types import LABELS, Label, Prompt
-from .base import BackendError
+from ... import formats
+from ...types import LABELS, Label, Prompt
+from ..base import BackendError
 
 SCORINGS = ("generate", "logprob")
 CHAT_TEMPLATES = ("auto", "none")

@@ -13,8 +13,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from .base import BackendError
-from .secrets import redact
+from ..base import BackendError
+from ..secrets import redact
 
 STABLE_FIELDS = ("id", "object", "owned_by", "root", "parent", "max_model_len", "revision", "version")
 """What a /models entry may say about the weights it serves and that does not change per request."""
