@@ -119,7 +119,7 @@ def test_every_docs_page_is_linked_from_the_readme() -> None:
 def test_the_options_reference_is_what_the_declarations_render() -> None:
     page = DOCS / "options.md"
     assert page.read_text() == reference.markdown(), (
-        f"docs/options.md differs from the options declared in plugin/options.py; regenerate it with "
+        f"docs/options.md differs from the options declared in plugin/options/__init__.py; regenerate it with "
         f"`{reference.REGENERATE}`"
     )
 

@@ -5,15 +5,13 @@ Cheap to import: torch, transformers and litellm load only when a backend is cre
 
 from __future__ import annotations
 
-import functools
 import shlex
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from .. import formats, owncheck
+from .. import formats
 from ..backends.base import BackendError, ServerGoneError
 from ..backends.batch.protocol import BatchError
 from ..backends.cache.file import DamagedCacheError, not_ours
@@ -30,10 +28,21 @@ from ..scoring.baseline import GENERATED_PREFIX, BaselineError
 from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError, Settings
 from ..suite_selection import SUITE_DIR, selects_suite
-from ..types import NEUTRAL, Condition
+from ..types import Condition
 from ..verdict import power as verdict_power
 from ..verdict.result import CaseResult
-from . import batch_phase, known_failures, matrix, options, origins, progress, report_copy, serving, terminal
+from . import (
+    batch_phase,
+    known_failures,
+    matrix,
+    options,
+    origins,
+    own_checks,
+    progress,
+    report_copy,
+    serving,
+    terminal,
+)
 from .finish import finish
 from .session_tracker import Tracker, write_incomplete
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
@@ -75,7 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 _ = run.judge  # the judge too
             except BackendError as exc:
                 judge_from = origins.origin(config, "judge_model")
-                raise pytest.UsageError(f"{judge_from}={printable(str(settings.judge_model))}: {exc}") from exc
+                raise pytest.UsageError(
+                    f"{judge_from}={printable(str(settings.judge_model))}: {exc}"
+                ) from exc
             if run.comparator is not None and run.comparator.model is not None:
                 try:
                     _ = run.comparator.backend  # and the baseline model
@@ -265,7 +276,7 @@ def framing_result(
     total = len(mathcomp_run.scenarios) * len(mathcomp_run.decodings(condition))  # every sample is asked
     with progress.case_bar(request.config, condition.id, total) as on_response:
         result = mathcomp_run.run_case(condition, on_response)
-    result = _own_checks(request.config, mathcomp_run, result)
+    result = own_checks.apply(request.config, mathcomp_run, result)
     summary = records.case_summary(result)
     record_property(PROPERTY, summary)
     _power_property(summary, record_property)
@@ -279,7 +290,9 @@ def generated_result(
 ) -> CaseResult:
     """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
     request.config.stash[_STATE].ask_next()
-    result = _own_checks(request.config, mathcomp_run, mathcomp_run.run_generated_case(condition), generated=True)
+    result = own_checks.apply(
+        request.config, mathcomp_run, mathcomp_run.run_generated_case(condition), generated=True
+    )
     case_id = GENERATED_PREFIX + condition.id
     summary = {**records.case_summary(result), "case": case_id}
     record_property(GENERATED_PROPERTY, summary)
@@ -345,32 +358,6 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from . import hookspec
 
     pluginmanager.add_hookspecs(hookspec)
-
-
-def _given(scores: Any) -> Any:
-    return scores
-
-
-def _own_checks(config: pytest.Config, run: Run, result: CaseResult, generated: bool = False) -> CaseResult:
-    """The failures the project's pytest_mathcomp_check hooks find in ``result`` (see plugin/hookspec.py)."""
-    hook = config.hook.pytest_mathcomp_check
-    if not hook.get_hookimpls():
-        return result
-    own = result.condition.framing == NEUTRAL
-    neutral = functools.partial(_given, result.scores) if own else functools.partial(
-        run.neutral_scores, result.condition, generated
-    )
-    found = [failure for got in hook(case=result, scores=result.scores, neutral=neutral) for failure in got or []]
-    if not found:
-        return result
-    base = known_failures.base_own_checks(hook, run, result, generated)  # known when the base fails them too
-    return replace(
-        result,
-        extra_failures=tuple(str(f) for f in found),
-        own_values=owncheck.values(found),
-        base_extra_failures=None if base is None else tuple(str(f) for f in base),
-        base_own_values=None if base is None else owncheck.values(base),
-    )
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -21,7 +21,7 @@ REGENERATE = f"python -m mathcomp_tests.plugin.reference > {PAGE}"
 HEADER = f"""\
 # Options reference
 
-<!-- Generated from mathcomp_tests/plugin/options.py by `{REGENERATE}`; do not edit by hand:
+<!-- Generated from mathcomp_tests/plugin/options/__init__.py by `{REGENERATE}`; do not edit by hand:
 tests/test_docs.py fails when this page and the options differ. -->
 
 Every option the suite adds to pytest, in the order and words of `pytest --help` (run from this

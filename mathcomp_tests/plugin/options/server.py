@@ -7,7 +7,7 @@ from typing import Any
 
 
 def add(option: Any) -> None:
-    """Declared through ``option`` (plugin/options.py), in the order docs/options.md lists them."""
+    """Declared through ``option`` (plugin/options/__init__.py), in the order docs/options.md lists them."""
     option("--num-retries", "api backend: retries on 429, 5xx, timeouts and malformed replies", 4, type=int)
     option("--request-timeout", "api backend: seconds per attempt", 120.0, type=float)
     option("--model-config", "api backend: a litellm Router config (YAML or JSON)")

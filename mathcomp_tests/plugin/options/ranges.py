@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..finite import parse, problem
-from ..settings import SelectionError
-from .progress import DELAY_VARIABLE
+from ...finite import parse, problem
+from ...settings import SelectionError
+from ..progress import DELAY_VARIABLE
 
 OPTIONS: tuple[tuple[str, float, float | None, bool], ...] = (
     # (option, low, high or None, whether the value must be above low rather than at least low)

@@ -13,15 +13,18 @@ from typing import Any
 
 import pytest
 
-from ..backends.cache.file import CACHE_FILE
-from ..formats import NAMES as FORMATS
-from ..paths import default_thresholds
-from ..prompts import IDENTITY_SIDES, known_identities
-from ..protocols import PROTOCOLS
-from ..rootdir import cache_dir as default_cache_dir
-from ..settings import DEFAULT_MODEL, BackendOptions, SelectionError, Settings, select
-from ..types import ALL_FRAMINGS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS
-from . import batch_options, ranges, server_options, vllm_options
+from ...backends.cache.file import CACHE_FILE
+from ...formats import NAMES as FORMATS
+from ...paths import default_thresholds
+from ...prompts import IDENTITY_SIDES, known_identities
+from ...protocols import PROTOCOLS
+from ...rootdir import cache_dir as default_cache_dir
+from ...settings import DEFAULT_MODEL, BackendOptions, SelectionError, Settings, select
+from ...types import ALL_FRAMINGS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, POSITIONS
+from . import batch as batch_options
+from . import ranges
+from . import server as server_options
+from . import vllm as vllm_options
 
 ENVIRONMENT = {
     "model": "MATHCOMP_MODEL",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..settings import BatchOptions, SelectionError
+from ...settings import BatchOptions, SelectionError
 
 FALLBACKS = ("batch", "live")
 POLL = 30.0
@@ -13,7 +13,7 @@ POLL = 30.0
 
 
 def add(option: Any, group: Any) -> None:
-    """Declared through ``option`` (plugin/options.py), in the order docs/options.md lists them."""
+    """Declared through ``option`` (plugin/options/__init__.py), in the order docs/options.md lists them."""
     group.addoption(
         "--batch",
         action="store_true",
