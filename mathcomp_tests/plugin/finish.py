@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -25,10 +25,6 @@ from ..verdict import power as verdict_power
 from . import narrowing
 from .session_tracker import Tracker
 from .state import State
-
-if TYPE_CHECKING:
-    from ..run import Run
-    from ..run.summary import BatchSection
 
 
 def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
@@ -49,7 +45,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         records_dropped=list(dropped),
         narrowed=narrowing.block(session.config, run, tracker.selected),
         reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
-        batch=_batch(run),
+        batch=run.batch_summary(),
     )
     state.records = merged.records
     state.summary = run_summary(run, facts, state.cases, state.generated_cases, state.records)
@@ -74,16 +70,6 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # only a complete run can pass
     unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
     state.notes += [unwritten] if unwritten else []
-
-
-def _batch(run: Run) -> BatchSection | None:
-    """summary.json's ``batch``: what the run asked by batch (all xdist workers together); None without it."""
-    done = run.batch_summary()
-    if done is None:
-        return None
-    from ..run.summary import batch_section
-
-    return batch_section(done.as_dict())
 
 
 def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | None) -> str | None:

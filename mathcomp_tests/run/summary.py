@@ -5,10 +5,11 @@ schema."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
+from ..backends.batch.outcome import BatchSummary
 from ..backends.identity import model_identity, recorded_identity
 from ..records.items import CACHED_USAGE
 from ..records.results import read_records
@@ -23,35 +24,6 @@ from .invariance import invariance_summary
 from .served import served_model
 
 STAND_IN_REASON = "the job ended before the suite wrote summary.json (cancelled, killed or out of memory)"
-
-
-class BatchSection(TypedDict):
-    """summary.json's ``batch``: what the run sent and collected by --batch (all xdist workers together)."""
-
-    batches_created: list[str]
-    batches_resumed: list[str]
-    requests_sent: int
-    answered: int
-    failed: int
-    pricing: str
-    cost_usd: float | None
-    live_cost_usd: float | None
-    saved_usd: float | None
-
-
-def batch_section(found: Mapping[str, Any]) -> BatchSection:
-    """A batch summary as plain JSON (as an xdist worker sends it) typed as summary.json's ``batch``."""
-    return BatchSection(
-        batches_created=[str(b) for b in found["batches_created"]],
-        batches_resumed=[str(b) for b in found["batches_resumed"]],
-        requests_sent=int(found["requests_sent"]),
-        answered=int(found["answered"]),
-        failed=int(found["failed"]),
-        pricing=str(found["pricing"]),
-        cost_usd=found["cost_usd"],
-        live_cost_usd=found["live_cost_usd"],
-        saved_usd=found["saved_usd"],
-    )
 
 
 @dataclass(frozen=True)
@@ -69,7 +41,7 @@ class SessionFacts:
     narrowed: dict[str, Any] | None = None
     """verdict/narrowing.py's block when pytest left cases out; None when it ran the whole selection."""
     reveal_after: list[dict[str, Any]] = field(default_factory=list)
-    batch: BatchSection | None = None
+    batch: BatchSummary | None = None
     """What --batch sent and collected; None without --batch."""
 
 
@@ -161,7 +133,7 @@ def run_summary(
         "records_dropped": list(facts.records_dropped),
         "narrowed": facts.narrowed,
         "reveal_after": list(facts.reveal_after),
-        "batch": facts.batch,
+        "batch": None if facts.batch is None else facts.batch.as_dict(),
     }
 
 
