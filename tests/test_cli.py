@@ -18,7 +18,7 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import REPO, SuiteRun, pytest_process, run_suite
 from helpers.usage import call
 
 from mathcomp_tests.backends.cache.store import ResponseCache, Row
@@ -213,10 +213,7 @@ def test_the_rootdir_is_the_one_pytest_finds(tmp_path: Path, layout: str) -> Non
     for rel, text in LAYOUTS[layout].items():
         (top / rel).write_text(text)
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    header = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider"],
-        cwd=start, env=env, capture_output=True, text=True, timeout=120,
-    ).stdout  # fmt: skip
+    header = pytest_process(["--collect-only", "-p", "no:cacheprovider"], cwd=start, env=env, timeout=120).stdout
     (found,) = re.findall(r"^rootdir: (.+?)(?:, configfile: .*)?$", header, re.M)
     assert rootdir(start) == Path(found)
 

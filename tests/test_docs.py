@@ -5,11 +5,10 @@ code keeps."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.suite_runner import pytest_process
 
 from mathcomp_tests.data.shortcuts import BOUNDS
 from mathcomp_tests.plugin import reference
@@ -125,9 +124,7 @@ def test_the_options_reference_is_what_the_declarations_render() -> None:
 
 
 def test_the_declarations_rendered_are_the_ones_pytest_help_shows() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
-    ).stdout
+    out = pytest_process(["--help"], timeout=120).stdout
     section = out.split("MathComp framing-bias suite:", 1)[1].split("\n\n", 1)[0]
     shown = {}
     for entry in re.split(r"\n  (?=--)", "\n" + section)[1:]:

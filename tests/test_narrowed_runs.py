@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from helpers.fault_server import Fault, FaultServer
-from helpers.suite_runner import run_suite
+from helpers.suite_runner import pytest_process, run_suite
 
 from mathcomp_tests.report.failures import verdict
 
@@ -185,14 +184,14 @@ DEMO = (
 
 def _user_run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [
-        sys.executable, "-m", "pytest", "--noconftest", "--pyargs", "mathcomp_tests.suite", *DEMO,
-        "--framings=neutral,direct-more", "--generated=0", f"--reports-dir={repo / 'reports'}",
-        f"--cache-dir={repo / 'answers'}", *args,
+        "--noconftest", "--pyargs", "mathcomp_tests.suite", *DEMO, "--framings=neutral,direct-more",
+        "--generated=0", f"--reports-dir={repo / 'reports'}", f"--cache-dir={repo / 'answers'}", *args,
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    return subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=600, env=env)
+    return pytest_process(command, cwd=repo, env=env)
 
 
+@pytest.mark.slow
 def test_last_failed_and_stepwise_runs_update_only_their_cases(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

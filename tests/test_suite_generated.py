@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.suite_runner import SuiteRun, pytest_process, run_suite
 
 
 def generated(run: SuiteRun) -> list[dict[str, Any]]:
@@ -18,11 +16,12 @@ def generated(run: SuiteRun) -> list[dict[str, Any]]:
 
 
 def test_generated_cases_are_named_like_the_framing_cases() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "--model=symbolic", "--framings=direct-more",
-         "--positions=end", "-p", "no:cacheprovider"],
-        cwd=REPO, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    proc = pytest_process(
+        ["--collect-only", "-q", "--model=symbolic", "--framings=direct-more", "--positions=end", "-p",
+         "no:cacheprovider"],
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
     assert "mathcomp_tests/suite/test_generated.py::test_generated[direct-more-end-std-one-word]" in out
     assert (
         "test_metamorphic" not in out and "test_cue_invariance" not in out and "test_reveal_after" not in out
@@ -85,12 +84,12 @@ def test_the_reference_never_flips(tmp_path: Path) -> None:
 
 def test_generated_zero_leaves_test_generated_out_and_metamorphic_then_asks_for_examples() -> None:
     """--generated=0 is how a run drops the generated cases (before, it was refused and only -k could)."""
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "--model=symbolic", "--framings=direct-more",
-               "--positions=end", "-p", "no:cacheprovider", "--generated=0"]  # fmt: skip
-    out = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    command = ["--collect-only", "-q", "--model=symbolic", "--framings=direct-more", "--positions=end", "-p",
+               "no:cacheprovider", "--generated=0"]  # fmt: skip
+    out = pytest_process(command)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "test_framing[direct-more-end-std-one-word]" in out.stdout and "test_generated" not in out.stdout
-    metamorphic = subprocess.run([*command, "--metamorphic"], cwd=REPO, capture_output=True, text=True)
+    metamorphic = pytest_process([*command, "--metamorphic"])
     assert metamorphic.returncode == 4
     assert (
         "--metamorphic needs --generated of at least 1: it is the examples each case tries"

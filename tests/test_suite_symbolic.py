@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from helpers.report_reader import read_report
-from helpers.suite_runner import REPO, run_suite
+from helpers.suite_runner import REPO, pytest_process, run_suite
 
 from mathcomp_tests.data.scenarios import load
 
@@ -75,11 +73,8 @@ def test_html_report_shows_every_case_and_its_confusion(tmp_path: Path) -> None:
 
 
 def test_collect_only_lists_one_readable_item_per_condition(tmp_path: Path) -> None:
-    proc = subprocess.run(
+    proc = pytest_process(
         [
-            sys.executable,
-            "-m",
-            "pytest",
             "--collect-only",
             "-q",
             "--framings=direct-more",
@@ -87,12 +82,9 @@ def test_collect_only_lists_one_readable_item_per_condition(tmp_path: Path) -> N
             "--formats=one-word,json",
             "--identities=std,woman",
             f"--reports-dir={tmp_path}",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
+        ]
     )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     items = [line for line in proc.stdout.splitlines() if "::test_framing[" in line]
     generated = [line for line in proc.stdout.splitlines() if "::test_generated[" in line]
     assert [g.split("[")[1] for g in generated] == [i.split("[")[1] for i in items]

@@ -4,10 +4,9 @@ example, `mathcomp init` writes the same file, and a check that finds something 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-from helpers.suite_runner import REPO
+from helpers.suite_runner import REPO, pytest_process
 
 from mathcomp_tests.cli import main
 from mathcomp_tests.paths import PACKAGE
@@ -34,9 +33,9 @@ def _their_repo(tmp_path: Path, section: str = "") -> Path:
 
 
 def _suite(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "mathcomp_tests.suite"]
+    command = ["-p", "no:cacheprovider", "--pyargs", "mathcomp_tests.suite"]
     command += [f"--reports-dir={repo / 'reports'}", f"--cache-dir={repo / 'cache'}", *args]
-    return subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=600)
+    return pytest_process(command, cwd=repo)
 
 
 def test_the_example_check_fails_a_model_that_follows_the_cue(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from helpers import warm_runs
+
 REPO = Path(__file__).resolve().parents[2]
 IN_PROCESS = ("-p", "mathcomp_tests.pytest_plugin", "--pyargs", "mathcomp_tests.suite")
 """The arguments that select the installed suite for ``pytester.runpytest_inprocess`` (from its own folder),
@@ -58,19 +60,32 @@ def run_suite(
     --generated for test_metamorphic): most checks here count the fixed set's prompts.
     """
     reports = workdir / "reports"
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={reports}"]
+    command = ["-p", "no:cacheprovider", f"--reports-dir={reports}"]
     if not generated:
         examples = any(a.startswith("--generated") for a in args)
         command.append("--deselect=mathcomp_tests/suite/test_generated.py" if examples else "--generated=0")
     command += [f"--cache-dir={workdir / 'cache'}"] if cache else ["--no-cache"]
     if cache:
         share_checked(workdir / "cache" / "checked", into_run=True)
-    proc = subprocess.run(
-        [*command, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=os.environ.copy()
-    )
+    proc = pytest_process([*command, *args], timeout=timeout)
     if cache:
         share_checked(workdir / "cache" / "checked", into_run=False)
     return SuiteRun(proc.returncode, proc.stdout + proc.stderr, (reports / "latest").resolve())
+
+
+def pytest_process(
+    args: list[str], *, cwd: Path = REPO, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """`python -m pytest ARGS` in a process of its own, in ``cwd`` (the repository root) with ``env`` (this
+    process's environment): its exit code, stdout and stderr. The process is forked from this worker's warm
+    parent (helpers/warm_parent.py) where one is running and free, else started afresh;
+    ``subprocess.TimeoutExpired`` when it runs past ``timeout`` (it is killed)."""
+    environ = dict(os.environ if env is None else env)
+    forked = warm_runs.run(args, cwd, environ, timeout)
+    if forked is not None:
+        return forked
+    command = [sys.executable, "-m", "pytest", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environ)
 
 
 def share_checked(folder: Path, *, into_run: bool) -> None:

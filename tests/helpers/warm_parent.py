@@ -1,0 +1,128 @@
+"""A warm parent for the suite runs the tests start: ``python tests/helpers/warm_parent.py``.
+
+A suite run in a fresh interpreter spends most of its seconds importing torch, transformers and litellm
+(about 11 s of CPU on 2 cores) before it asks a model anything, and the project's tests start hundreds of
+them. This process imports those once, then forks one child per run: the child is a process of its own
+(its own exit code, environment, working directory, output and signals) that runs `python -m pytest ARGS`
+as a fresh one would, less the imports. Nothing of the project is imported here, so every child imports
+the code under test itself. A preloaded module that belongs to a pytest plugin's distribution (litellm
+brings anyio) is marked as one pytest does not rewrite: a fresh run would rewrite its asserts, the child
+cannot, and pytest would say so in a warning no fresh run prints.
+
+The parent stays single-threaded (forking is safe only then) and answers one run at a time over its
+stdin and stdout, one JSON line each way:
+``{"args": [...], "cwd": DIR, "env": {...}, "stdout": FILE, "stderr": FILE, "timeout": SECONDS}`` ->
+``{"returncode": N}`` (negative: killed by that signal) or ``{"timed_out": true}`` (the child was killed).
+It exits when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+PRELOADED = (
+    "torch", "transformers", "transformers.models.llama.modeling_llama", "litellm", "sympy", "psutil", "accelerate",
+    "jinja2",
+)  # fmt: skip
+
+
+def preload() -> None:
+    """Import what every hf or API run imports first; a library that is missing is simply not preloaded."""
+    import importlib
+
+    for name in PRELOADED:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    import importlib.metadata
+
+    plugins = {
+        name
+        for dist in importlib.metadata.distributions()
+        if any(ep.group == "pytest11" for ep in dist.entry_points)
+        for name in (dist.read_text("top_level.txt") or "").split() + [dist.metadata["Name"].replace("-", "_")]
+    }
+    for name, module in list(sys.modules.items()):
+        if module is not None and name.split(".")[0] in plugins:
+            module.__doc__ = f"{module.__doc__ or ''}\nPYTEST_DONT_REWRITE"
+    import gc
+
+    gc.freeze()  # what was imported here is never garbage: pytest's collections at exit skip it
+
+
+def child(request: dict[str, Any]) -> None:
+    """In the forked child: become `python -m pytest ARGS` in ``cwd`` with ``env``, and exit with its code."""
+    code = 1
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        for source, target in ((null, 0), (out, 1), (err, 2)):
+            os.dup2(source, target)
+            os.close(source)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        import pytest
+
+        sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *request["args"]]
+        sys.path[0] = request["cwd"]  # as `python -m` puts the working directory first
+        for entry in reversed(request["env"].get("PYTHONPATH", "").split(os.pathsep)):
+            if entry and entry not in sys.path:  # a fresh interpreter reads PYTHONPATH as it starts
+                sys.path.insert(1, entry)
+        try:
+            code = int(pytest.main())
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+        import threading
+
+        threading._shutdown()  # type: ignore[attr-defined]  # as the interpreter does at exit: wait for threads
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    """Fork one child for ``request`` and wait for it, killing it when its time is up."""
+    pid = os.fork()
+    if pid == 0:
+        child(request)
+    deadline = time.monotonic() + float(request["timeout"])
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return {"returncode": os.waitstatus_to_exitcode(status)}
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return {"timed_out": True}
+        time.sleep(0.02)
+
+
+def main() -> None:
+    preload()
+    replies = sys.stdout.buffer
+    replies.write(b'{"ready": true}\n')
+    replies.flush()
+    for line in sys.stdin.buffer:
+        replies.write(json.dumps(run(json.loads(line))).encode() + b"\n")
+        replies.flush()
+
+
+if __name__ == "__main__":
+    main()

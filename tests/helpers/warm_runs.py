@@ -1,0 +1,84 @@
+"""This test worker's side of helpers/warm_parent.py: start the warm parent once, hand it runs one at a time."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+PARENT = Path(__file__).with_name("warm_parent.py")
+SWITCH = "MATHCOMP_TESTS_WARM"
+"""Set to 0 to start every suite run as a fresh interpreter (slower; the runs are the same)."""
+
+_lock = threading.Lock()
+_parent: subprocess.Popen[bytes] | None = None
+_broken = False
+
+
+def _started() -> subprocess.Popen[bytes] | None:
+    """The warm parent, started on first use (it imports for a few seconds); None where it cannot run."""
+    global _parent, _broken
+    if _parent is not None and _parent.poll() is None:
+        return _parent
+    if _broken or not hasattr(os, "fork") or os.environ.get(SWITCH) == "0":
+        return None
+    proc = subprocess.Popen(
+        [sys.executable, str(PARENT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy()
+    )
+    assert proc.stdout is not None
+    if json.loads(proc.stdout.readline() or b"{}").get("ready") is not True:
+        proc.kill()
+        _broken = True
+        return None
+    atexit.register(_stop, proc)
+    _parent = proc
+    return proc
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def run(
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str] | None:
+    """`python -m pytest ARGS` forked from the warm parent: its exit code, stdout and stderr; None when no
+    warm parent is free (another thread's run holds it) or none can run, so the caller starts one."""
+    global _broken
+    if not _lock.acquire(blocking=False):
+        return None
+    try:
+        parent = _started()
+        if parent is None or parent.stdin is None or parent.stdout is None:
+            return None
+        with tempfile.TemporaryDirectory(prefix="mathcomp-run-") as scratch:
+            out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
+            request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
+                       "timeout": timeout}  # fmt: skip
+            try:
+                parent.stdin.write(json.dumps(request).encode() + b"\n")
+                parent.stdin.flush()
+                reply = json.loads(parent.stdout.readline() or b"{}")
+            except (OSError, ValueError):
+                reply = {}
+            if not reply:
+                _broken = True  # the parent died: every later run starts afresh
+                return None
+            if reply.get("timed_out"):
+                raise subprocess.TimeoutExpired([sys.executable, "-m", "pytest", *args], timeout)
+            stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
+            return subprocess.CompletedProcess(
+                [sys.executable, "-m", "pytest", *args], int(reply["returncode"]), stdout, stderr
+            )
+    finally:
+        _lock.release()
