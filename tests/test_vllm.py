@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from helpers.cache_rows import cached_rows
 from helpers.suite_runner import REPO, SuiteRun, run_suite
-from helpers.vllm_serving import VLLM_PYTHON, float32_server, loose_ceilings
+from helpers.vllm_serving import EAGER, VLLM_PYTHON, float32_server, loose_ceilings
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends.local.hf import HFBackend
@@ -37,6 +37,7 @@ from mathcomp_tests.types import FRAMINGS, LABELS, POSITIONS, Condition, Decodin
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 """Head sizes vLLM 0.32's CPU attention serves (CPUAttentionBackend.get_supported_head_sizes)."""
 AGREEMENT = 0.98
+AGREEMENT_SCENARIOS = 60
 PROMPT_SETS = tuple(tomllib.loads((REPO / "fixtures" / "prompts.toml").read_text())["sets"])
 ENTRY = ["-m", "vllm.entrypoints.openai.api_server"]
 
@@ -45,8 +46,10 @@ pytestmark = [
         not VLLM_PYTHON.is_file(),
         reason=f"no Python with vLLM at {VLLM_PYTHON}: set MATHCOMP_VLLM_PYTHON, or run tests/vllm_env.sh",
     ),
-    pytest.mark.xdist_group("vllm"),  # one worker, so one server (make test runs --dist=loadgroup)
 ]
+one_server = pytest.mark.xdist_group("vllm")
+"""On the tests that ask the session's server: one worker, so one server (make test runs --dist=loadgroup).
+The tests that start a server of their own run wherever there is room."""
 
 
 def _head_dim(model: Path) -> int:
@@ -112,6 +115,7 @@ def _tokenize(url: str, body: dict[str, object]) -> list[int]:
         return [int(t) for t in json.loads(reply.read())["tokens"]]
 
 
+@one_server
 def test_rendered_prompts_are_the_tokens_the_servers_chat_endpoint_reads(
     vllm_model: Path, vllm_url: str
 ) -> None:
@@ -145,14 +149,16 @@ def _answers(run: SuiteRun) -> dict[tuple[str, str], str]:
     return {(r["case"], r["scenario"]): r["raw"] for r in run.records}
 
 
+@one_server
 def test_greedy_answers_agree_with_hf_and_a_rerun_is_answered_from_the_cache(
     vllm_model: Path, vllm_url: str, tmp_path: Path
 ) -> None:
-    """The default matrix (7 framings x 2 positions x every scenario), greedy, fp32 on both sides."""
-    args = (*_served(vllm_model, vllm_url), *loose_ceilings(tmp_path))
+    """The default matrix's every framing and position on 60 scenarios (840 prompts), greedy, fp32 on both
+    sides. The whole matrix (4,200 prompts) is benchmarks/vllm_throughput.py's, which measures the same agreement."""
+    args = (*_served(vllm_model, vllm_url), f"--limit={AGREEMENT_SCENARIOS}", *loose_ceilings(tmp_path))
     served = run_suite(tmp_path / "vllm", *args, timeout=1800)
     assert served.returncode == 0, served.output[-3000:]
-    matrix = len(FRAMINGS) * len(POSITIONS) * 300
+    matrix = len(FRAMINGS) * len(POSITIONS) * AGREEMENT_SCENARIOS
     assert served.summary["prompts_sent"] == matrix and all(r["status"] != "error" for r in served.records)
 
     before = _requests_done(vllm_url)
@@ -166,6 +172,7 @@ def test_greedy_answers_agree_with_hf_and_a_rerun_is_answered_from_the_cache(
         f"--model=hf:{vllm_model}",
         "--device=cpu",
         "--batch-size=256",
+        f"--limit={AGREEMENT_SCENARIOS}",
         *loose_ceilings(tmp_path),
         timeout=3600,
     )
@@ -180,6 +187,7 @@ def test_greedy_answers_agree_with_hf_and_a_rerun_is_answered_from_the_cache(
     assert rate >= AGREEMENT
 
 
+@one_server
 @pytest.mark.parametrize("fmt", ["one-word", "json"])
 def test_logprob_scoring_matches_the_hf_backend(vllm_model: Path, vllm_url: str, fmt: str) -> None:
     prompts = _prompts(60, ("neutral", "direct-more"), fmt)
@@ -210,6 +218,7 @@ def _probs(value: object) -> dict[str, float]:
     return {str(k): float(v) for k, v in value.items()}
 
 
+@one_server
 def test_soft_direrr_is_reported_for_a_served_model(vllm_model: Path, vllm_url: str, tmp_path: Path) -> None:
     run = run_suite(
         tmp_path,
@@ -227,6 +236,7 @@ def test_soft_direrr_is_reported_for_a_served_model(vllm_model: Path, vllm_url: 
         assert soft is not None and all(0.0 <= soft[y] <= 1.0 for y in ("less", "more", "equal")), case
 
 
+@one_server
 def test_answers_are_keyed_by_the_weights_vllm_and_dtype_not_the_path(
     vllm_model: Path, vllm_url: str, tmp_path: Path
 ) -> None:
@@ -276,6 +286,8 @@ def _own_server_run(tmp_path: Path, model: Path, *extra: str) -> tuple[subproces
     ]
     command += [f"--cache-dir={tmp_path / 'cache'}", f"--model=vllm:{model}", f"--vllm-python={VLLM_PYTHON}"]
     command += ["--vllm-dtype=float32", *loose_ceilings(tmp_path), *extra]
+    if not any(a.startswith("--vllm-args") for a in extra):
+        command.append(f"--vllm-args={EAGER}")
     log = tmp_path / "run.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -292,6 +304,7 @@ def _wait_for_answers(proc: subprocess.Popen[bytes], log: Path, cache: Path, tim
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_kill_9_of_pytest_leaves_no_vllm_process(vllm_model: Path, tmp_path: Path) -> None:
     """Under xdist: the controller starts one server, both workers use it; kill -9 the controller."""
     proc, log, cache = _own_server_run(tmp_path, vllm_model, "-n", "2", "--formats=cot")
@@ -321,6 +334,7 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
+@one_server
 def test_a_vllm_server_killed_mid_run_ends_the_run_within_30_s(
     vllm_model: Path, vllm_url: str, tmp_path: Path
 ) -> None:
@@ -347,7 +361,8 @@ def test_a_vllm_server_killed_mid_run_ends_the_run_within_30_s(
     kept = cached_rows(cache)
     assert kept >= 1
 
-    rerun = run_suite(tmp_path, *_served(vllm_model, vllm_url), *extra, *loose_ceilings(tmp_path))
+    same = f"--vllm-args={EAGER}"  # the server arguments are part of an answer's key: the ones it was asked under
+    rerun = run_suite(tmp_path, *_served(vllm_model, vllm_url), same, *extra, *loose_ceilings(tmp_path))
     assert rerun.returncode == 0, rerun.output[-3000:]
     assert rerun.summary["prompts_sent"] == 3 * 300 - kept, "everything answered before the kill was kept"
 
