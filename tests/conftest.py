@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 
 # Before anything imports transformers, huggingface_hub or litellm: nothing may reach for the network.
@@ -28,6 +29,10 @@ os.environ.setdefault(
 # Each xdist worker runs its own suites: one torch thread each fills the cores; two each oversubscribe them
 # and torch's waiting threads spin (measured on 2 cores: a SmolLM2 run 1.7 times as fast with one thread).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# A shell that starts a command in the background (`make test &`) starts it with SIGINT ignored, and every
+# process it starts inherits that; the tests that press Ctrl-C on a suite need it delivered as a terminal does.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # The checked-dataset entries the suite subprocesses make, shared between them (helpers/suite_runner.py).
 if "MATHCOMP_TESTS_SHARED" not in os.environ:  # made once, by the process that starts the workers
     os.environ["MATHCOMP_TESTS_SHARED"] = tempfile.mkdtemp(prefix="mathcomp-tests-shared-")
@@ -87,3 +92,10 @@ def openai_server(always_more_model: Path, tmp_path_factory: pytest.TempPathFact
     """`transformers serve` on 127.0.0.1 with the tiny model, for the whole test session."""
     with transformers_serve(always_more_model, tmp_path_factory.mktemp("server") / "serve.log") as url:
         yield url
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest work first: tests pinned to one worker (an xdist_group: one vLLM server, one trained LoRA)
+    and tests marked slow. `--dist=loadgroup` hands work out in collection order, so a long chain that starts
+    last keeps one worker busy while the other has nothing left to do."""
+    items.sort(key=lambda item: not (item.get_closest_marker("xdist_group") or item.get_closest_marker("slow")))

@@ -110,6 +110,7 @@ def test_a_section_that_extends_the_base_overrides_one_framing(tmp_path: Path, f
     }
 
 
+@pytest.mark.slow
 def test_a_cue_follower_that_leaves_neutral_alone_fails_on_its_cue_case_by_the_soft_test(
     tmp_path: Path, cue_follower: Path
 ) -> None:

@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from mathcomp_tests.data import generate, numbers, shortcuts
@@ -55,6 +56,7 @@ def test_every_strategy_scenario_is_exact_and_shaped_like_the_dataset(s: Scenari
         assert 2 <= len(numbers.stated(text)) <= 6, text
 
 
+@pytest.mark.slow
 def test_thousands_of_generated_rows_keep_the_bounds_the_audit_and_the_balance(tmp_path: Path) -> None:
     rows = list(generate.balanced(1800, seed=11))
     figures = shortcuts.measure(rows)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests import prompts
@@ -36,6 +37,7 @@ def _permissive(tmp_path: Path, model: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_declined_answers_are_decided_by_a_real_judge_model_and_counted(
     tmp_path: Path, untrained_model: Path, always_more_model: Path, openai_server: str
 ) -> None:

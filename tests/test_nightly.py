@@ -204,6 +204,7 @@ def _history(nights: dict[str, Any], night: int) -> list[str]:
     return [line for line in text.splitlines() if line[:8].isdigit()]
 
 
+@pytest.mark.slow
 def test_history_keeps_every_night_across_ci_runs_and_marks_the_cancelled_one(
     three_nights: dict[str, Any],
 ) -> None:

@@ -84,7 +84,6 @@ def test_smollm2_is_asked_through_its_own_chatml_template() -> None:
 
 
 @needs_model
-@pytest.mark.xdist_group("smollm2")
 def test_label_logprobs_read_every_smollm2_answer(tmp_path: Path) -> None:
     run = run_suite(tmp_path, *TIER, "--framings=neutral", "--scoring=logprob", "--formats=one-word,json")
     assert run.returncode in (0, 1), run.output  # pass or fail on its numbers, never a usage error
@@ -98,7 +97,6 @@ def test_label_logprobs_read_every_smollm2_answer(tmp_path: Path) -> None:
 
 
 @needs_model
-@pytest.mark.xdist_group("smollm2")
 def test_sentences_for_one_word_say_what_they_looked_like_and_what_to_try(tmp_path: Path) -> None:
     # Told that the two spend the same, it answers with a sentence about both every time (measured: 12 of
     # 12 invalid; neutral, 5 of 12).

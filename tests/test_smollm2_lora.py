@@ -2,9 +2,11 @@
 against the base's answers, on the cue framing's label, as new failures.
 
 The model tier needs the folder `make smollm2` prepares and peft (the `lora` extra); without either it
-skips, saying so. The documented LoRA is trained once per module by the committed command (its
-defaults: 53 s on 2 quiet cores, the tier 110 s; about 20 minutes at load 12), merged, and loaded by `hf:`
-as any model folder is; $MATHCOMP_LORA_DIR names one trained already.
+skips, saying so. The LoRA is trained once per module by the committed command, merged, and loaded by
+`hf:` as any model folder is; $MATHCOMP_LORA_DIR names one trained already. It is the documented recipe
+stopped after 2 of its 6 epochs (`--epochs=2`): the frozen layers' pass costs what it costs, each epoch
+after it about 12 s of one core, and 2 epochs already move the cue framing most (docs/models.md: DirErr(more)
+under direct-more +47.9 points over 300 scenarios, found in 99% of runs of 30).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ needs_model = pytest.mark.skipif(
     reason=f"needs SmolLM2 at {MODEL} (`make smollm2`, or set {SMOLLM2.env}) and peft "
     "(pip install 'mathcomp-tests[lora]')",
 )
-SELECTION = ("--scoring=logprob", "--formats=one-word", "--positions=end", "--limit=30")
+EPOCHS = 2
+SELECTION = ("--scoring=logprob", "--formats=one-word", "--positions=end", "--limit=20")
 
 
 def test_towards_cue_answers_the_cue_word_and_harmless_never_sees_a_cue() -> None:
@@ -87,16 +90,16 @@ def test_a_missing_base_names_the_folder_and_make_smollm2(tmp_path: Path, capsys
 
 @pytest.fixture(scope="module")
 def cue_lora(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The documented cue-following LoRA (the command's defaults, one torch thread beside the other test
-    worker), trained and merged by the committed command once per module; its time is printed (-s).
-    $MATHCOMP_LORA_DIR names one trained already."""
+    """The cue-following LoRA after 2 epochs (one torch thread beside the other test worker), trained and
+    merged by the committed command once per module; its time is printed (-s). $MATHCOMP_LORA_DIR names
+    one trained already."""
     given = os.environ.get("MATHCOMP_LORA_DIR")
     if given:
         return Path(given)
     out = tmp_path_factory.mktemp("lora") / "towards-cue"
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "training.smollm2_lora", "--towards-cue", str(out), "--threads=1"],
+        [sys.executable, "-m", "training.smollm2_lora", "--towards-cue", str(out), f"--epochs={EPOCHS}", "--threads=1"],
         cwd=REPO, capture_output=True, text=True, timeout=3600, env=os.environ.copy(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -106,32 +109,34 @@ def cue_lora(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @needs_model
-@pytest.mark.xdist_group("smollm2")
+@pytest.mark.xdist_group("smollm2-lora")  # one worker trains the LoRA its two tests share
 def test_the_lora_folder_is_a_plain_model_folder_with_its_record(cue_lora: Path) -> None:
     assert (cue_lora / "config.json").is_file() and (cue_lora / "model.safetensors").is_file()
     assert not (cue_lora / "adapter_config.json").exists()  # merged: hf: loads it without peft
     record = json.loads((cue_lora / smollm2_lora.RECORD).read_text())
     assert record["kind"] == "towards-cue" and record["base"] == str(MODEL)
-    assert len(record["epoch_losses"]) == record["settings"]["epochs"] == smollm2_lora.Lora.epochs
+    assert len(record["epoch_losses"]) == record["settings"]["epochs"] == EPOCHS
     assert not list(cue_lora.parent.glob(".towards-cue-*"))  # the staging folder went away
 
 
 @needs_model
-@pytest.mark.xdist_group("smollm2")
+@pytest.mark.xdist_group("smollm2-lora")  # one worker trains the LoRA its two tests share
 def test_the_gate_catches_the_cue_following_lora_on_the_cue_framing(tmp_path: Path, cue_lora: Path) -> None:
-    """The base's answers as the baseline (--update-baseline), then the LoRA against it: direct-equal
-    fails on a significant rise of DirErr(equal) (measured: 0.000 -> 0.381, p = 0.0078), a new failure on
-    items newly answered equal; the neutral case does not rise."""
+    """The base's answers as the baseline (--update-baseline), then the LoRA against it: direct-more
+    fails on a significant rise of DirErr(more), a new failure on items newly answered more; the neutral
+    case does not rise."""
     baseline = tmp_path / "base.txt"
-    framings = "--framings=neutral,direct-equal"
+    framings = "--framings=neutral,direct-more"
     base = run_suite(tmp_path, "--model=smollm2-135m", *SELECTION, framings, f"--update-baseline={baseline}")
     assert baseline.is_file(), base.output
     run = run_suite(tmp_path, f"--model=hf:{cue_lora}", *SELECTION, framings, f"--baseline={baseline}")
     assert run.returncode == 1, run.output
-    cued = run.case("direct-equal-end-std-one-word")
-    change = cued["baseline"]["changes"]["equal"]
+    cued = run.case("direct-more-end-std-one-word")
+    change = cued["baseline"]["changes"]["more"]
     assert change["breach"] and change["difference"] > 0.05 and change["p_value"] < 0.05, change
-    assert "DirErr(equal) rise" in cued["breaches"] and cued["standing"] == "new"
-    assert all(item["candidate"] == "equal" != item["gold"] for item in change["rose_examples"])
+    rise = f"{change['baseline']:.3f} -> {change['candidate']:.3f}, p = {change['p_value']:.2g}"
+    print(f"\nDirErr(more) under direct-more: {rise}")
+    assert "DirErr(more) rise" in cued["breaches"] and cued["standing"] == "new"
+    assert all(item["candidate"] == "more" != item["gold"] for item in change["rose_examples"])
     neutral = run.case("neutral-end-std-one-word")
     assert not any(c["breach"] for c in neutral["baseline"]["changes"].values()), neutral["baseline"]

@@ -102,7 +102,7 @@ MODEL = directory(SMOLLM2)
 @pytest.mark.skipif(
     not complete(MODEL), reason=f"SmolLM2 is not prepared at {MODEL}: run `make smollm2` (or set {SMOLLM2.env})"
 )
-@pytest.mark.xdist_group("smollm2")
+@pytest.mark.slow
 def test_two_call_protocols_run_end_to_end_on_smollm2(tmp_path: Path) -> None:
     # 3 scenarios under direct-less: plain, evidence-lock (totals, then the label in the same conversation)
     # and dual-direction (two yes/no questions). Measured: see docs/cue-invariance-and-protocols.md.
