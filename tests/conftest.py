@@ -93,9 +93,3 @@ def openai_server(always_more_model: Path, tmp_path_factory: pytest.TempPathFact
     with transformers_serve(always_more_model, tmp_path_factory.mktemp("server") / "serve.log") as url:
         yield url
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest work first: tests pinned to one worker (an xdist_group: one vLLM server, one trained LoRA)
-    and tests marked slow. `--dist=loadgroup` hands work out in collection order, so a long chain that starts
-    last keeps one worker busy while the other has nothing left to do."""
-    items.sort(key=lambda item: not (item.get_closest_marker("xdist_group") or item.get_closest_marker("slow")))
