@@ -61,9 +61,3 @@ def test_a_run_past_its_time_is_killed_and_said_as_subprocess_says_it(project: P
     with pytest.raises(subprocess.TimeoutExpired):
         pytest_process(["-p", "no:cacheprovider", "test_slow.py"], cwd=project, env=_env(project, "x"), timeout=3)
 
-
-def test_a_variable_read_at_start_set_otherwise_gets_a_fresh_interpreter(project: Path) -> None:
-    env = {**_env(project, "one"), "PYTHONHASHSEED": str(int(os.environ.get("PYTHONHASHSEED", "0") or 0) + 1)}
-    assert warm_runs.run(["-q", "test_probe.py"], project, env, timeout=120) is None
-    proc = pytest_process(["-p", "no:cacheprovider", "-q", "test_probe.py"], cwd=project, env=env, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr

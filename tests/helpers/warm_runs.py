@@ -15,24 +15,14 @@ PARENT = Path(__file__).with_name("warm_parent.py")
 SWITCH = "MATHCOMP_TESTS_WARM"
 """Set to 0 to start every suite run as a fresh interpreter (slower; the runs are the same)."""
 
-READ_AT_START = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "LITELLM_", "TORCH", "PYTORCH_", "OMP_", "MKL_",
-                 "TOKENIZERS_", "PYTHON")  # fmt: skip
-"""Prefixes of the variables that the preloaded libraries or the interpreter read as they start (PYTHONPATH
-aside: the child applies it). A run whose values differ from the parent's gets a fresh interpreter."""
-
 _lock = threading.Lock()
 _parent: subprocess.Popen[bytes] | None = None
-_started_with: dict[str, str] = {}
 _broken = False
-
-
-def _read_at_start(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(READ_AT_START) and k != "PYTHONPATH"}
 
 
 def _started() -> subprocess.Popen[bytes] | None:
     """The warm parent, started on first use (it imports for a few seconds); None where it cannot run."""
-    global _parent, _started_with, _broken
+    global _parent, _broken
     if _parent is not None and _parent.poll() is None:
         return _parent
     if _broken or not hasattr(os, "fork") or os.environ.get(SWITCH) == "0":
@@ -45,7 +35,7 @@ def _started() -> subprocess.Popen[bytes] | None:
         _broken = True
         return None
     atexit.register(_stop, proc)
-    _parent, _started_with = proc, _read_at_start(env)
+    _parent = proc
     return proc
 
 
@@ -62,14 +52,16 @@ def run(
     args: list[str], cwd: Path, env: dict[str, str], timeout: float
 ) -> subprocess.CompletedProcess[str] | None:
     """`python -m pytest ARGS` forked from the warm parent: its exit code, stdout and stderr; None when no
-    warm parent is free (another thread's run holds it), none can run, or ``env`` sets a variable read at
-    start otherwise than the parent's environment did, so the caller starts a fresh interpreter."""
+    warm parent is free (another thread's run holds it) or none can run, so the caller starts a fresh
+    interpreter. What the preloaded libraries read from the environment as they import, they read from the
+    worker's: a run that needs another value there (HF_*, LITELLM_*, TORCH*, PYTHON* but PYTHONPATH) sets
+    MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own process."""
     global _broken
     if not _lock.acquire(blocking=False):
         return None
     try:
         parent = _started()
-        if parent is None or parent.stdin is None or parent.stdout is None or _read_at_start(env) != _started_with:
+        if parent is None or parent.stdin is None or parent.stdout is None:
             return None
         with tempfile.TemporaryDirectory(prefix="mathcomp-run-") as scratch:
             out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
