@@ -92,4 +92,3 @@ def openai_server(always_more_model: Path, tmp_path_factory: pytest.TempPathFact
     """`transformers serve` on 127.0.0.1 with the tiny model, for the whole test session."""
     with transformers_serve(always_more_model, tmp_path_factory.mktemp("server") / "serve.log") as url:
         yield url
-

@@ -27,8 +27,9 @@ def _started() -> subprocess.Popen[bytes] | None:
         return _parent
     if _broken or not hasattr(os, "fork") or os.environ.get(SWITCH) == "0":
         return None
-    env = os.environ.copy()
-    proc = subprocess.Popen([sys.executable, str(PARENT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, str(PARENT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy()
+    )
     assert proc.stdout is not None
     if json.loads(proc.stdout.readline() or b"{}").get("ready") is not True:
         proc.kill()
@@ -76,11 +77,10 @@ def run(
             if not reply:
                 _broken = True  # the parent died: every later run starts afresh
                 return None
+            command = [sys.executable, "-m", "pytest", *args]
             if reply.get("timed_out"):
-                raise subprocess.TimeoutExpired([sys.executable, "-m", "pytest", *args], timeout)
+                raise subprocess.TimeoutExpired(command, timeout)
             stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
-            return subprocess.CompletedProcess(
-                [sys.executable, "-m", "pytest", *args], int(reply["returncode"]), stdout, stderr
-            )
+            return subprocess.CompletedProcess(command, int(reply["returncode"]), stdout, stderr)
     finally:
         _lock.release()
