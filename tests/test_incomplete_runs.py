@@ -54,8 +54,14 @@ def _start(workdir: Path, *args: str) -> subprocess.Popen[str]:
     ]  # fmt: skip
     return subprocess.Popen(
         command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy(),
-        start_new_session=True,
+        start_new_session=True, preexec_fn=_as_a_terminal_starts_it,
     )  # fmt: skip
+
+
+def _as_a_terminal_starts_it() -> None:
+    """SIGHUP's default action in the run, as a terminal gives it, even where these tests were started under
+    nohup (which ignores SIGHUP in every process it starts, and the suite keeps an ignored signal ignored)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _wait_for_requests(server: FaultServer, count: int, proc: subprocess.Popen[str], limit: float = 120) -> None:
@@ -185,6 +191,21 @@ def test_a_run_started_under_nohup_keeps_ignoring_sighup() -> None:
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_the_signalled_runs_get_sighup_as_a_terminal_gives_it_even_under_nohup() -> None:
+    """`nohup make test` ignored SIGHUP in every run these tests start, and the SIGHUP case then ran to the end."""
+    shown = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN)"]
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        inherited = subprocess.run(shown, capture_output=True, text=True, check=True).stdout
+        started = subprocess.run(
+            shown, capture_output=True, text=True, check=True, preexec_fn=_as_a_terminal_starts_it
+        ).stdout
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert inherited.strip() == "True", "ignored: what nohup leaves to every process it starts"
+    assert started.strip() == "False"
 
 
 def test_a_selection_that_matches_no_case_is_incomplete_not_passed(tmp_path: Path) -> None:
