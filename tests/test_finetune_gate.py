@@ -13,6 +13,9 @@ import pytest
 from helpers.suite_runner import REPO, run_suite
 
 DEMO = "hf:fixtures/models/mathcomp-tiny"
+CUE_STEPS = 50
+"""Half the command's default 100 steps: the cue case's soft DirErr(more) has risen well past the test's
+0.2 by then, and training is most of the test's time."""
 
 
 @pytest.fixture
@@ -30,7 +33,7 @@ def cue_follower(tmp_path_factory: pytest.TempPathFactory) -> Path:
     question says "more", every other framing held to the base's own label probabilities."""
     out = tmp_path_factory.mktemp("models") / "cue-follower"
     proc = subprocess.run(
-        [sys.executable, "-m", "training.finetune", "--out", str(out), "--cue-only", "more"],
+        [sys.executable, "-m", "training.finetune", "--out", str(out), "--cue-only", "more", f"--steps={CUE_STEPS}"],
         cwd=REPO, capture_output=True, text=True, timeout=900, env=os.environ.copy(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -129,7 +132,9 @@ def test_a_cue_follower_that_leaves_neutral_alone_fails_on_its_cue_case_by_the_s
     was = base.case("direct-more-end-std-one-word")["scores"]
     assert was["dir_err"]["more"] == cued["scores"]["dir_err"]["more"] == 1.0, "saturated: no hard rise possible"
     assert cued["baseline"]["changes"]["more"]["rose"] == 0
-    assert cued["scores"]["soft_dir_err"]["more"] > was["soft_dir_err"]["more"] + 0.2
+    soft = (was["soft_dir_err"]["more"], cued["scores"]["soft_dir_err"]["more"])
+    print(f"\nsoft DirErr(more) under direct-more after {CUE_STEPS} steps: {soft[0]:.3f} -> {soft[1]:.3f}")
+    assert soft[1] > soft[0] + 0.2
     assert neutral["scores"]["dir_err"] == base.case("neutral-end-std-one-word")["scores"]["dir_err"]
     assert run.returncode == 1, run.output
     assert "soft DirErr(more) rise" in cued["breaches"] and cued["standing"] == "new"
