@@ -38,14 +38,27 @@ if "MATHCOMP_TESTS_SHARED" not in os.environ:  # made once, by the process that 
     os.environ["MATHCOMP_TESTS_SHARED"] = tempfile.mkdtemp(prefix="mathcomp-tests-shared-")
     atexit.register(shutil.rmtree, os.environ["MATHCOMP_TESTS_SHARED"], ignore_errors=True)
 
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Generator, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from helpers.servers import transformers_serve  # noqa: E402
+from helpers.shared_build import built_once  # noqa: E402
 from helpers.suite_runner import REPO  # noqa: E402
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int, int]:
+    """`-n auto` (make test) starts one worker more than the machine has cores, unless
+    PYTEST_XDIST_AUTO_NUM_WORKERS says: these tests spend much of their time waiting on servers, on suites
+    they started and on signals. Measured on 2 idle cores, the whole `make test`: 17:52 with 3 workers and
+    19:45 with 4 (every core busy, and each worker's own session fixtures to build)."""
+    cores: int = yield
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return cores
+    return cores + 1
 
 
 @pytest.fixture(scope="session")
@@ -53,7 +66,7 @@ def always_more_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real Llama with its own BPE tokenizer, trained to answer "more" to every MathComp prompt.
 
     Its DirErr is known exactly (DirErr(more) = 1, the others 0), which makes it a precise probe of the
-    whole path: chat template, batching, decoding, parsing and scoring.
+    whole path: chat template, batching, decoding, parsing and scoring. Trained once for all the workers.
     """
     from mathcomp_tests import prompts
     from mathcomp_tests.data import scenarios
@@ -69,10 +82,14 @@ def always_more_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for f in FRAMINGS
         for p in ("begin", "end")
     ]
-    tokenizer = tiny_model.train_tokenizer(texts, vocab_size=600)
-    model = tiny_model.build_model(tokenizer, seed=0)
-    tiny_model.fit(model, tokenizer, [(t, "more") for t in texts], steps=40, batch_size=12)
-    return tiny_model.save(model, tokenizer, tmp_path_factory.mktemp("always-more"))
+
+    def build(folder: Path) -> Path:
+        tokenizer = tiny_model.train_tokenizer(texts, vocab_size=600)
+        model = tiny_model.build_model(tokenizer, seed=0)
+        tiny_model.fit(model, tokenizer, [(t, "more") for t in texts], steps=40, batch_size=12)
+        return tiny_model.save(model, tokenizer, folder)
+
+    return built_once("always-more", build, tmp_path_factory.mktemp("always-more"))
 
 
 @pytest.fixture(scope="session")
