@@ -286,6 +286,10 @@ def test_init_refuses_a_model_the_suite_would_not_know(
 # Defects: report and history on damaged run folders, and -o where nothing can be written
 
 
+pytestmark = pytest.mark.xdist_group("cli")
+"""One worker runs this module's tests, so its module-scoped fixtures (`finished_run`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
     run = run_suite(

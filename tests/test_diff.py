@@ -40,6 +40,10 @@ class Runs:
     tmp: Path
 
 
+pytestmark = pytest.mark.xdist_group("diff")
+"""One worker runs this module's tests, so its module-scoped fixtures (`runs`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     tmp = tmp_path_factory.mktemp("diff")

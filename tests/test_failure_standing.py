@@ -43,6 +43,10 @@ class Gate:
     thresholds: Path
 
 
+pytestmark = pytest.mark.xdist_group("failure_standing")
+"""One worker runs this module's tests, so its module-scoped fixtures (`gate`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def gate(tmp_path_factory: pytest.TempPathFactory) -> Gate:
     folder = tmp_path_factory.mktemp("standing")

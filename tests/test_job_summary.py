@@ -94,6 +94,10 @@ ISSUE = re.compile(r"(?:^|\W)#(\d+)\b")
 """GitHub's issue or pull request reference (#123), also found in the rendered text."""
 
 
+pytestmark = pytest.mark.xdist_group("job_summary")
+"""One worker runs this module's tests, so its module-scoped fixtures (`read_nothing`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def read_nothing(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The job summary of a real run against a server on 127.0.0.1 whose every answer is unreadable (the

@@ -29,6 +29,10 @@ def _case_lines(text: str) -> dict[str, str]:
     return {line.split(":")[0][5:]: line for line in text.splitlines() if line.startswith("case ")}
 
 
+pytestmark = pytest.mark.xdist_group("narrowed_runs")
+"""One worker runs this module's tests, so its module-scoped fixtures (`whole_run`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def whole_run(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A whole run's baseline file, then marked by hand: one case's letters all `x`, and a comment of the team's."""

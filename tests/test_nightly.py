@@ -160,6 +160,10 @@ def _served(night: int) -> list[dict[str, object]]:
     return [{"id": "tiny", "object": "model", "owned_by": "nightly", "root": f"checkpoint-{night}"}]
 
 
+pytestmark = pytest.mark.xdist_group("nightly")
+"""One worker runs this module's tests, so its module-scoped fixtures (`three_nights`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def three_nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Night 1 completes; night 2's server dies mid-run; night 3 is cancelled (SIGTERM, as a CI cancels a

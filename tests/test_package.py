@@ -24,6 +24,10 @@ def test_every_package_directory_is_listed_in_pyproject() -> None:
     assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
 
 
+pytestmark = pytest.mark.xdist_group("package")
+"""One worker runs this module's tests, so its module-scoped fixtures (`wheel`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_wheel(tmp_path_factory.mktemp("wheel"))

@@ -27,6 +27,10 @@ def row(out: str, framing: str, label: str) -> list[str]:
     return re.split(r"\s{2,}", line.strip())
 
 
+pytestmark = pytest.mark.xdist_group("plan")
+"""One worker runs this module's tests, so its module-scoped fixtures (`base_run`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real run folder: the symbolic reference on 30 scenarios, two cases."""

@@ -82,6 +82,10 @@ class _Dom(HTMLParser):
             self._cell.append(data)
 
 
+pytestmark = pytest.mark.xdist_group("report_browser")
+"""One worker runs this module's tests, so its module-scoped fixtures (`hostile_run`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
     chromium()  # skip before the run when there is no browser

@@ -17,6 +17,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+pytestmark = pytest.mark.xdist_group("report_cli")
+"""One worker runs this module's tests, so its module-scoped fixtures (`two_runs`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, SuiteRun]:
     tmp = tmp_path_factory.mktemp("cli")

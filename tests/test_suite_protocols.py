@@ -18,6 +18,10 @@ TURNS = {"plain": 1, "cot": 1, "evidence-lock": 2, "dual-direction": 2, "canonic
 LIMIT = 3
 
 
+pytestmark = pytest.mark.xdist_group("suite_protocols")
+"""One worker runs this module's tests, so its module-scoped fixtures (`demo_server`) are built once."""
+
+
 @pytest.fixture(scope="module")
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with transformers_serve(DEMO, tmp_path_factory.mktemp("demo-server") / "serve.log") as url:
