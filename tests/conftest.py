@@ -68,22 +68,22 @@ def always_more_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Its DirErr is known exactly (DirErr(more) = 1, the others 0), which makes it a precise probe of the
     whole path: chat template, batching, decoding, parsing and scoring. Trained once for all the workers.
     """
-    from mathcomp_tests import prompts
-    from mathcomp_tests.data import scenarios
-    from mathcomp_tests.types import FRAMINGS, Condition
-    from training import tiny_model
-
-    rows = scenarios.load(REPO / "fixtures" / "scenarios.csv")[:40]
-    prompt_set = prompts.load_prompt_set("hf")
-    names = prompts.std_names(prompt_set)
-    texts = [
-        prompts.build(s, Condition(f, p), prompt_set, names).text
-        for s in rows
-        for f in FRAMINGS
-        for p in ("begin", "end")
-    ]
 
     def build(folder: Path) -> Path:
+        from mathcomp_tests import prompts
+        from mathcomp_tests.data import scenarios
+        from mathcomp_tests.types import FRAMINGS, Condition
+        from training import tiny_model
+
+        rows = scenarios.load(REPO / "fixtures" / "scenarios.csv")[:40]
+        prompt_set = prompts.load_prompt_set("hf")
+        names = prompts.std_names(prompt_set)
+        texts = [
+            prompts.build(s, Condition(f, p), prompt_set, names).text
+            for s in rows
+            for f in FRAMINGS
+            for p in ("begin", "end")
+        ]
         tokenizer = tiny_model.train_tokenizer(texts, vocab_size=600)
         model = tiny_model.build_model(tokenizer, seed=0)
         tiny_model.fit(model, tokenizer, [(t, "more") for t in texts], steps=40, batch_size=12)
