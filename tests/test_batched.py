@@ -99,9 +99,11 @@ def test_many_prompts_per_request_rendered_by_the_models_own_template(tmp_path: 
 
 def test_the_next_case_is_asked_while_the_one_before_is_answered(tmp_path: Path) -> None:
     """Cases run one after another; the engine should not wait between them. Each request here takes
-    0.3 s and holds a whole case: the next case's request is sent while the current one is answered,
-    and the answers are the same as when asked one case at a time (a rerun asks nothing)."""
-    server = FaultServer(models=_listed(), latency=0.3)
+    1.5 s and holds a whole case: the next case's request is sent while the current one is answered,
+    and the answers are the same as when asked one case at a time (a rerun asks nothing). The latency is
+    long beside the time a case takes to be scored and recorded, which on a machine busy with other tests
+    once took 0.4 s: with 0.3 s of latency the case asked ahead was already answered when its turn came."""
+    server = FaultServer(models=_listed(), latency=1.5)
     framings = ("neutral", "direct-more", "direct-less", "direct-equal")
     with server.running():
         args = (
