@@ -200,7 +200,7 @@ def test_record_stand_in_says_its_own_reason(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "said"),
     [
-        ((), 2, "the only record this command writes is --stand-in"),
+        ((), 2, "expected --from RUN_DIR (a finished run) or --stand-in"),
         (("--stand-in", "--model="), 2, "--model: expected the model the run tested, got nothing"),
     ],
 )

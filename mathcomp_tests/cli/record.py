@@ -1,46 +1,91 @@
-"""`mathcomp record RECORD_DIR --stand-in --model MODEL [--reason TEXT]`: the night's record of a run that
-ended before writing its own summary.json (the job was cancelled, killed or ran out of memory), so that the
-night is not lost: RECORD_DIR/<run-id>/summary.json, a run id as the suite would have given the run, marked
-incomplete with the reason and no case, in the format the suite writes (docs/results.md). `mathcomp
-history` shows the night as INCOMPLETE. The file is written whole (a temporary file renamed over it); an
-existing record is never replaced. A finished run's summary.json is its own record: copy it as it is.
+"""`mathcomp record RECORD_DIR --from RUN_DIR [--baseline FILE]` or `mathcomp record RECORD_DIR --stand-in
+--model MODEL [--reason TEXT]`: one night's record, RECORD_DIR/<run-id>/, as `mathcomp history` and
+`mathcomp site` read it.
+
+--from RUN_DIR, a finished run's folder (reports/latest): its summary.json as it is, its report.html where
+it has one (self-contained: no assets/ beside it), and, when --baseline names a file that exists, diff.html:
+the item diff of the run against that baseline, as `mathcomp diff FILE RUN_DIR --html diff.html` writes it.
+A diff that cannot be made (another selection, a damaged baseline) leaves diff.html out, saying why in one
+line; the record is written. A RUN_DIR without summary.json is one line, exit 1: the run ended before
+writing it, and its record is a stand-in.
+
+--stand-in: the record of a run that ended before writing its own summary.json (the job was cancelled,
+killed or ran out of memory), so that the night is not lost: a summary.json with a run id as the suite
+would have given the run, marked incomplete with the reason and no case, in the format the suite writes
+(docs/results.md). `mathcomp history` shows the night as INCOMPLETE.
+
+A record is written whole (its folder filled beside the others, then renamed into place); an existing
+record is never replaced: one that holds the same files is said and kept (exit 0), one that differs is an
+error (exit 1). Exit status 2: a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import shutil
+import sys
 from pathlib import Path
 
+from ..printable import printable
 from .command import fail, usage_error
 
-HELP = "a stand-in night record for a run that wrote no summary.json"
+HELP = "one night's record: a finished run's, or a stand-in"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "record_dir", type=Path, metavar="RECORD_DIR", help="the folder of night records (created if missing)"
     )
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--from",
+        dest="run_dir",
+        type=Path,
+        metavar="RUN_DIR",
+        default=None,
+        help="the finished run to record: its summary.json, report.html and, with --baseline, diff.html",
+    )
+    which.add_argument(
         "--stand-in",
         action="store_true",
         help="write the stand-in of a run that ended before writing summary.json",
     )
-    parser.add_argument("--model", default=None, help="the model the run tested, as given to --model")
     parser.add_argument(
-        "--reason", default=None, help="why the run wrote no summary.json (default: the job ended before it did)"
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help="with --from: the baseline the run was compared with; diff.html is made when the file exists",
+    )
+    parser.add_argument("--model", default=None, help="with --stand-in: the model the run tested, as given")
+    parser.add_argument(
+        "--reason",
+        default=None,
+        help="with --stand-in: why the run wrote no summary.json (default: the job ended before it did)",
     )
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..records import results
-    from ..run.summary import STAND_IN_REASON, stand_in
-
+    if args.run_dir is not None:
+        if args.model is not None or args.reason is not None:
+            usage_error(parser, "--model and --reason go with --stand-in, not --from")
+        return _from_run(args.record_dir, args.run_dir, args.baseline)
     if not args.stand_in:
         usage_error(
             parser,
-            "the only record this command writes is --stand-in (a finished run's summary.json is copied as it is)",
+            "expected --from RUN_DIR (a finished run) or --stand-in (a run that ended before writing summary.json)",
         )
+    if args.baseline is not None:
+        usage_error(parser, "--baseline goes with --from, not --stand-in")
+    return _stand_in(args, parser)
+
+
+def _stand_in(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..records import results
+    from ..run.summary import STAND_IN_REASON, stand_in
+
     if not (args.model or "").strip():
         usage_error(parser, "--model: expected the model the run tested, got nothing")
     reason = args.reason if (args.reason or "").strip() else STAND_IN_REASON
@@ -57,3 +102,73 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return fail(f"cannot write {folder / results.SUMMARY}: {exc.strerror or exc}")
     print(f"wrote {path}")
     return 0
+
+
+def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None) -> int:
+    from .. import summary_format
+    from ..records import results
+    from ..report import history_records
+    from ..report.standalone import RunFolderError, load_summary
+    from ..site import night_record, nights
+
+    if not (run_dir / summary_format.NAME).is_file():
+        return fail(
+            f"{run_dir}: no {summary_format.NAME} (the run ended before writing it); "
+            "record the night with --stand-in --model MODEL"
+        )
+    try:
+        summary = load_summary(run_dir)
+    except RunFolderError as exc:
+        return fail(str(exc))
+    bad = history_records.problem(run_dir / summary_format.NAME, summary)
+    if bad is not None:
+        return fail(bad)
+    run_id = str(summary["run_id"])
+    if not results.safe_run_id(run_id):
+        return fail(f"{run_dir / summary_format.NAME}: run_id {run_id!r} is not one plain folder name")
+    target = record_dir / run_id
+    try:
+        with night_record.staged(record_dir, run_id) as folder:
+            shutil.copyfile(run_dir / summary_format.NAME, folder / summary_format.NAME)
+            if (run_dir / results.REPORT).is_file():
+                shutil.copyfile(run_dir / results.REPORT, folder / results.REPORT)
+            _add_diff(baseline, run_dir, folder / nights.DIFF)
+            kept = sorted(p.name for p in folder.iterdir())
+            settled = night_record.settle(folder, target)
+    except OSError as exc:
+        return fail(f"cannot write a record in {record_dir}: {exc.strerror or exc}")
+    if settled == night_record.IDENTICAL:
+        print(f"{target}: the record exists and holds the same files; kept")
+        return 0
+    if settled == night_record.DIFFERENT:
+        return fail(
+            f"{target}: a record of run {run_id} exists and differs from {run_dir}'s; kept, not replaced"
+        )
+    print(f"wrote {target} ({', '.join(kept)})")
+    return 0
+
+
+def _add_diff(baseline: Path | None, run_dir: Path, target: Path) -> None:
+    """diff.html of ``run_dir`` against ``baseline``, by `mathcomp diff` itself (in this process); a line on
+    stderr when it cannot be made."""
+    if baseline is None:
+        return
+    if not baseline.is_file():
+        print(printable(f"no diff.html: --baseline {baseline}: no such file"), file=sys.stderr)
+        return
+    from . import diff
+
+    parser = argparse.ArgumentParser(prog="mathcomp diff")
+    diff.configure(parser)
+    args = parser.parse_args(["--html", str(target), "--", str(baseline), str(run_dir)])
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(said):
+            code = diff.run(args, parser)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    if code == 0 and target.is_file():
+        return
+    target.unlink(missing_ok=True)
+    lines = said.getvalue().strip().splitlines() or [f"mathcomp diff ended with status {code}"]
+    print(printable(f"no diff.html: {lines[-1]}"), file=sys.stderr)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -20,9 +22,35 @@ SUMMARY = summary_format.NAME
 REPORT = "report.html"
 
 
+RUN_ID_CHARS = 200
+"""The longest run id a record folder may be named by."""
+_STARTED = re.compile(r"^(\d{8}-\d{6})(?:-|$)")
+_STARTED_FORMAT = "%Y%m%d-%H%M%S"
+
+
 def new_run_id(model: str) -> str:
+    """``<YYYYmmdd-HHMMSS>-<model>-<hex>``: the runner's local time the run started, the model, 4 hex digits."""
     slug = "".join(c if c.isalnum() or c in ".-" else "-" for c in model).strip("-")[:40]
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}-{secrets.token_hex(2)}"
+    return f"{time.strftime(_STARTED_FORMAT)}-{slug}-{secrets.token_hex(2)}"
+
+
+def safe_run_id(name: str) -> bool:
+    """Whether ``name`` can name a record's folder: one plain path component of letters, digits, ``.``, ``_``,
+    ``-`` and ``+``, a letter or digit first (no ``..``, no ``.git``, no option), at most 200 characters."""
+    return (
+        0 < len(name) <= RUN_ID_CHARS and name[0].isalnum() and all(c.isalnum() or c in "._-+" for c in name)
+    )
+
+
+def run_started(run_id: str) -> dt.datetime | None:
+    """When the run ``run_id`` names started (its leading timestamp, as ``new_run_id`` writes it), or None."""
+    found = _STARTED.match(run_id)
+    if found is None:
+        return None
+    try:
+        return dt.datetime.strptime(found.group(1), _STARTED_FORMAT)
+    except ValueError:
+        return None
 
 
 class ResultsWriter:

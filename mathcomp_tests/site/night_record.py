@@ -1,0 +1,48 @@
+"""One night's record, RECORD_DIR/<run-id>/: its files staged in a hidden folder inside RECORD_DIR, then the
+finished folder renamed into place in one step. An existing record is never replaced: settling says whether
+it holds the same files, byte for byte, or others."""
+
+from __future__ import annotations
+
+import filecmp
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+WRITTEN = "written"
+IDENTICAL = "identical"
+DIFFERENT = "different"
+
+
+@contextmanager
+def staged(record_dir: Path, run_id: str) -> Iterator[Path]:
+    """An empty folder named ``run_id`` to fill, inside a hidden folder of ``record_dir`` (so that no reader
+    of RECORD_DIR takes it for a record); whatever is left of it is removed at the end."""
+    record_dir.mkdir(parents=True, exist_ok=True)
+    holder = Path(tempfile.mkdtemp(prefix=f".{run_id}.new-", dir=record_dir))
+    try:
+        folder = holder / run_id
+        folder.mkdir()
+        yield folder
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def same_files(a: Path, b: Path) -> bool:
+    """Whether the folders ``a`` and ``b`` hold the same file names with the same bytes."""
+    names = sorted(p.name for p in a.iterdir())
+    if names != sorted(p.name for p in b.iterdir()):
+        return False
+    _, mismatch, errors = filecmp.cmpfiles(a, b, names, shallow=False)
+    return not mismatch and not errors
+
+
+def settle(folder: Path, target: Path) -> str:
+    """Rename the staged ``folder`` to ``target`` (WRITTEN), unless ``target`` exists: then nothing moves,
+    and IDENTICAL or DIFFERENT says whether it holds what ``folder`` does."""
+    if target.exists() or target.is_symlink():
+        return IDENTICAL if target.is_dir() and same_files(folder, target) else DIFFERENT
+    folder.rename(target)
+    return WRITTEN

@@ -1,0 +1,369 @@
+"""`mathcomp record --from` and `mathcomp site`: a night's record kept from a real run folder (summary.json as
+it is, report.html, the item diff against the baseline), never replacing one; the site over a folder of
+records: the newest night per model in the order that needs a look first, links that resolve, relative,
+everything a record wrote escaped, damaged records skipped and counted, OUT replaced whole.
+
+The records come from two real suite runs on the symbolic backend (a baseline's, then a run compared with
+it) and copies of their summary.json edited where a test needs another verdict or a hostile model name."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from helpers.suite_runner import SuiteRun, run_suite
+
+from mathcomp_tests.cli import main
+from mathcomp_tests.report import failures
+from mathcomp_tests.site import build
+
+SELECTION = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")
+HOSTILE = "<script>alert(1)</script>"
+ORDER = ["INCOMPLETE", "FAILED", "KNOWN FAILURES", "PASSED"]
+
+pytestmark = pytest.mark.xdist_group("site")
+"""One worker runs this module's tests, so its module-scoped fixtures (the runs, the records) are built once."""
+
+
+def mathcomp(*argv: str | Path) -> tuple[int, str, str]:
+    """``mathcomp ARGV`` in process: exit status, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+class Page(HTMLParser):
+    """A page's tags, links, text, and each table's rows (cell texts)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.tables: list[list[list[str]]] = []
+        self.text: list[str] = []
+        self._cell: list[str] | None = None
+        self.feed(path.read_text(encoding="utf-8"))
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+    @property
+    def links(self) -> list[str]:
+        return [str(a["href"]) for t, a in self.tags if t == "a" and a.get("href")]
+
+
+@dataclass
+class Runs:
+    tmp: Path
+    baseline: Path
+    base: SuiteRun
+    compared: SuiteRun
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    tmp = tmp_path_factory.mktemp("site-runs")
+    baseline = tmp / "baseline.txt"
+    base = run_suite(tmp / "a", *SELECTION, f"--update-baseline={baseline}")
+    assert base.returncode == 0 and baseline.is_file(), base.output
+    compared = run_suite(tmp / "b", *SELECTION, f"--baseline={baseline}")
+    assert compared.returncode == 0, compared.output
+    return Runs(tmp, baseline, base, compared)
+
+
+def edited(runs: Runs, records: Path, run_id: str, model: str, standing: str | None = None) -> dict[str, Any]:
+    """The compared run's summary.json as the record of another model's night; ``standing`` new or known:
+    its first case failed, so marked."""
+    summary = runs.compared.summary | {"run_id": run_id, "model": model}
+    if standing is not None:
+        summary["cases"][0] |= {"passed": False, "breaches": ["DirErr(more)"], "standing": standing}
+        summary["cases_failed"] = 1
+        summary["failures"] = {"new": int(standing == "new"), "known": int(standing == "known")}
+    (records / run_id).mkdir(parents=True)
+    (records / run_id / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return summary
+
+
+@pytest.fixture(scope="module")
+def records(runs: Runs) -> Path:
+    """Two real nights of symbolic (the second with its diff), a stand-in, and edited nights: a new
+    failure, known failures only, a model whose name is markup."""
+    records = runs.tmp / "records"
+    assert mathcomp("record", records, "--from", runs.base.run_dir)[0] == 0
+    assert mathcomp("record", records, "--from", runs.compared.run_dir, "--baseline", runs.baseline)[0] == 0
+    assert mathcomp("record", records, "--stand-in", "--model=hf:acme/cut-short")[0] == 0
+    edited(runs, records, "20261201-010000-acme-failing-0001", "hf:acme/failing", "new")
+    edited(runs, records, "20261201-020000-acme-known-0002", "hf:acme/known", "known")
+    edited(runs, records, "20261201-030000-hostile-0003", HOSTILE)
+    return records
+
+
+@pytest.fixture(scope="module")
+def site(records: Path) -> Path:
+    out = records.parent / "site"
+    code, said, err = mathcomp("site", records, out)
+    assert code == 0 and err == "", err
+    assert said == f"wrote {out}: 6 nights of 5 models, 0 records skipped\n"
+    return out
+
+
+# mathcomp record --from
+
+
+def test_a_record_from_a_run_keeps_its_summary_as_it_is_its_report_and_the_diff(
+    runs: Runs, records: Path
+) -> None:
+    folder = records / runs.compared.summary["run_id"]
+    assert sorted(p.name for p in folder.iterdir()) == ["diff.html", "report.html", "summary.json"]
+    for name in ("summary.json", "report.html"):
+        assert (folder / name).read_bytes() == (runs.compared.run_dir / name).read_bytes()
+    # the run's report is self-contained: nothing beside it that a copy would leave behind
+    assert sorted(p.name for p in runs.compared.run_dir.iterdir()) == [
+        "report.html",
+        "results.jsonl",
+        "summary.json",
+    ]
+    direct = runs.tmp / "direct-diff.html"
+    assert mathcomp("diff", runs.baseline, runs.compared.run_dir, "--html", direct)[0] == 0
+    assert (folder / "diff.html").read_bytes() == direct.read_bytes(), "what `mathcomp diff --html` writes"
+    assert not [p for p in records.iterdir() if p.name.startswith(".")], "no staging folder left"
+
+
+def test_a_record_without_a_baseline_or_with_a_missing_one_has_no_diff(runs: Runs, tmp_path: Path) -> None:
+    code, said, err = mathcomp("record", tmp_path / "plain", "--from", runs.base.run_dir)
+    folder = tmp_path / "plain" / runs.base.summary["run_id"]
+    assert (code, err) == (0, "") and said == f"wrote {folder} (report.html, summary.json)\n"
+    missing = tmp_path / "no-baseline.txt"
+    code, said, err = mathcomp(
+        "record", tmp_path / "other", "--from", runs.base.run_dir, "--baseline", missing
+    )
+    assert code == 0 and err == f"no diff.html: --baseline {missing}: no such file\n"
+    assert sorted(p.name for p in (tmp_path / "other" / folder.name).iterdir()) == [
+        "report.html",
+        "summary.json",
+    ]
+
+
+def test_a_diff_that_cannot_be_made_leaves_the_record_without_it_saying_why(
+    runs: Runs, tmp_path: Path
+) -> None:
+    other = run_suite(tmp_path, "--model=symbolic", "--limit=3", "--framings=neutral", "--positions=end")
+    assert other.returncode == 0, other.output
+    code, _, err = mathcomp("record", tmp_path / "r", "--from", other.run_dir, "--baseline", runs.baseline)
+    assert code == 0 and err.startswith("no diff.html: mathcomp diff: error: ") and err.count("\n") == 1, err
+    assert "not runs of one selection" in err
+    assert sorted(p.name for p in (tmp_path / "r" / other.run_dir.name).iterdir()) == [
+        "report.html",
+        "summary.json",
+    ]
+
+
+def test_an_existing_record_is_never_replaced(runs: Runs, tmp_path: Path) -> None:
+    records = tmp_path / "records"
+    assert mathcomp("record", records, "--from", runs.base.run_dir)[0] == 0
+    folder = records / runs.base.summary["run_id"]
+    code, said, err = mathcomp("record", records, "--from", runs.base.run_dir)
+    assert (code, err) == (0, "") and said == f"{folder}: the record exists and holds the same files; kept\n"
+    (folder / "summary.json").write_text("{}", encoding="utf-8")
+    code, said, err = mathcomp("record", records, "--from", runs.base.run_dir)
+    assert code == 1 and said == "" and err.count("\n") == 1 and "exists and differs" in err, err
+    assert (folder / "summary.json").read_text(encoding="utf-8") == "{}", "kept as it was"
+    assert [p.name for p in records.iterdir()] == [folder.name], "no staging folder left"
+
+
+def test_a_run_without_summary_json_says_to_use_the_stand_in(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    for run_dir in (tmp_path / "run", tmp_path / "never-started"):
+        code, said, err = mathcomp("record", tmp_path / "records", "--from", run_dir)
+        assert code == 1 and said == "" and err.count("\n") == 1 and "--stand-in" in err, err
+        assert err.startswith(f"error: {run_dir}: no summary.json")
+    assert not (tmp_path / "records").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--from", "x", "--stand-in"), "argument --stand-in: not allowed with argument --from"),
+        ((), "expected --from RUN_DIR (a finished run) or --stand-in"),
+        (("--stand-in", "--model=m", "--baseline=b.txt"), "--baseline goes with --from"),
+        (("--from", "x", "--model=m"), "--model and --reason go with --stand-in"),
+    ],
+)
+def test_record_usage_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], said: str) -> None:
+    code, _, err = mathcomp("record", tmp_path / "records", *args)
+    own = args != ("--from", "x", "--stand-in")  # argparse's own error, after its usage lines
+    assert code == 2 and said in err.splitlines()[-1] and (err.count("\n") == 1 or not own), err
+    assert not (tmp_path / "records").exists()
+
+
+# mathcomp site
+
+
+def test_the_index_puts_the_newest_night_per_model_in_the_order_that_needs_a_look_first(
+    runs: Runs, records: Path, site: Path
+) -> None:
+    latest = Page(site / "index.html").tables[0]
+    assert latest[0] == ["verdict", "model", "ran", "run", "pages"]
+    rows = latest[1:]
+    models = [r[1] for r in rows]
+    assert models == ["hf:acme/cut-short", "hf:acme/failing", "hf:acme/known", HOSTILE, "symbolic"]
+    assert [next(s for s in ORDER if r[0].startswith(s)) for r in rows] == [
+        "INCOMPLETE", "FAILED", "KNOWN FAILURES", "PASSED", "PASSED"
+    ]  # fmt: skip
+    for row in rows:
+        (folder,) = [p for p in records.iterdir() if p.name == row[3]]
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        assert row[0].endswith(failures.verdict(summary).line), row
+    assert rows[-1][3] == runs.compared.summary["run_id"], "symbolic's newest night"
+    stamp = rows[-1][3]
+    assert rows[-1][2] == f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}"
+    assert rows[-1][4] == "reportdiff" and rows[0][4] == "no reportno diff"
+
+
+def test_every_night_of_each_model_is_listed_newest_first(runs: Runs, site: Path) -> None:
+    page = Page(site / "index.html")
+    every = page.tables[1:]
+    assert len(every) == 5
+    symbolic = every[-1]
+    assert [r[2] for r in symbolic[1:]] == [runs.compared.summary["run_id"], runs.base.summary["run_id"]]
+    assert [r[3] for r in symbolic[1:]] == ["reportdiff", "reportno diff"]
+    assert "6 nights of 5 models read, 0 skipped." in "".join(page.text)
+
+
+def test_every_link_is_relative_and_resolves_to_a_file_of_the_site(records: Path, site: Path) -> None:
+    page = Page(site / "index.html")
+    links = page.links
+    assert (
+        "history.html" in links and len(links) == 1 + 2 + 3
+    )  # history; the newest night\'s report and diff, then every night\'s
+    for link in links:
+        parts = urlsplit(link)
+        assert not parts.scheme and not parts.netloc and not link.startswith("/"), link
+        target = (site / unquote(parts.path)).resolve()
+        assert target.is_file() and site.resolve() in target.parents, link
+    for night in (p for p in records.iterdir() if (p / "report.html").exists()):
+        assert (site / "nights" / night.name / "report.html").read_bytes() == (
+            night / "report.html"
+        ).read_bytes()
+
+
+def test_every_page_is_self_contained(site: Path) -> None:
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) == 2 + 3  # the index, history, two reports and a diff
+    for path in pages:
+        page = Page(path)
+        fetched = [src for _, a in page.tags if (src := a.get("src")) and not src.startswith("data:")]
+        assert not [t for t, _ in page.tags if t == "link"] and not fetched, (path, fetched)
+    index = Page(site / "index.html")
+    assert not [t for t, _ in index.tags if t == "script"], "the index runs no script"
+
+
+def test_a_model_name_with_markup_is_shown_as_text(site: Path) -> None:
+    for name in ("index.html", "history.html"):
+        text = (site / name).read_text(encoding="utf-8")
+        assert HOSTILE not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text, name
+    page = Page(site / "index.html")
+    assert HOSTILE in "".join(page.text)
+    assert not [t for t, _ in page.tags if t == "script"]
+
+
+def test_the_history_page_is_the_history_of_the_same_records(records: Path, site: Path) -> None:
+    text = (site / "history.html").read_text(encoding="utf-8")
+    for folder in records.iterdir():
+        assert folder.name in text
+    assert "INCOMPLETE: the job ended before the suite wrote summary.json" in text
+
+
+def test_damaged_records_and_unsafe_names_are_skipped_one_line_each_and_counted(
+    runs: Runs, records: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "records"
+    shutil.copytree(records, copy)
+    (copy / "20261202-000000-cut-0004").mkdir()
+    cut = copy / "20261202-000000-cut-0004" / "summary.json"
+    cut.write_text('{"run_id": "20261202', encoding="utf-8")
+    wrong = edited(runs, copy, "20261202-000000-wrong-0005", "hf:acme/wrong")
+    (copy / wrong["run_id"] / "summary.json").write_text(
+        json.dumps(wrong | {"cases_run": "28"}), encoding="utf-8"
+    )
+    edited(runs, copy, "odd name <b>", "hf:acme/odd")
+    code, said, err = mathcomp("site", copy, tmp_path / "site")
+    lines = err.splitlines()
+    assert code == 0 and len(lines) == 3, err
+    assert lines[0].startswith(f"skipped {cut}: not valid JSON")
+    assert (
+        lines[1]
+        == f'skipped {copy / wrong["run_id"] / "summary.json"}: cases_run: expected a whole number at least 0, got "28"'
+    )
+    assert lines[2].startswith(f"skipped {copy / 'odd name <b>'}: expected a run id as the folder's name")
+    assert said.endswith(", 3 records skipped\n")
+    page = Page(tmp_path / "site" / "index.html")
+    text = "".join(page.text)
+    assert "6 nights of 5 models read, 3 skipped." in text and "3 records skipped:" in text
+    assert "odd name <b>" in text and not [t for t, _ in page.tags if t == "b"]
+    assert sorted(p.name for p in (tmp_path / "site" / "nights").iterdir()) == sorted(
+        p.name for p in records.iterdir() if (p / "report.html").exists()
+    )
+
+
+def test_out_is_replaced_whole_and_never_left_half_built(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "site"
+    assert mathcomp("site", records, out)[0] == 0
+    (out / "stale.html").write_text("from an older site", encoding="utf-8")
+    assert mathcomp("site", records, out)[0] == 0
+    assert not (out / "stale.html").exists() and (out / "index.html").is_file()
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def fake_copy_fails(source: Path, target: Path) -> None:
+        """A fake: the disk fills while the site is being copied, a fault a test cannot make otherwise."""
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(build.shutil, "copyfile", fake_copy_fails)
+    code, _, err = mathcomp("site", records, out)
+    assert code == 1 and err == f"error: cannot write the site in {out}: No space left on device\n"
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["site"], "no staging folder left beside it"
+
+
+def test_site_exit_statuses(records: Path, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    for args, code, said in [
+        ((tmp_path / "missing", tmp_path / "o"), 2, "no such folder; expected the folder of night records"),
+        ((tmp_path / "file", tmp_path / "o"), 2, "not a folder; expected the folder of night records"),
+        ((records, tmp_path / "file"), 2, "a file; expected a folder to write the site in"),
+        ((records, records.parent), 2, "replacing it would remove the records"),
+        ((tmp_path / "empty", tmp_path / "o"), 1, "no night record could be read"),
+    ]:
+        got, _, err = mathcomp("site", *args)
+        assert got == code and said in err and err.count("\n") == 1, (args, err)
+    assert not (tmp_path / "o").exists() and (tmp_path / "file").read_text(encoding="utf-8") == "x"

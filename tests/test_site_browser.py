@@ -1,0 +1,110 @@
+"""The nightly site as a person sees it: index.html and a night's report opened in headless Chromium from
+disk. The records are one real suite run on the symbolic backend, a stand-in, and the run's summary.json
+edited into a night of a model whose name is markup."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from helpers.browser import chromium, dump_dom, screenshot
+from helpers.suite_runner import run_suite
+
+from mathcomp_tests.cli import main
+
+HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
+INDEX_TITLE = "MathComp nightly results"
+REPORT_TITLE = "MathComp framing-bias report"
+
+pytestmark = pytest.mark.xdist_group("site_browser")
+"""One worker runs this module's tests, so its module-scoped fixture (the site) is built once."""
+
+
+class Dom(HTMLParser):
+    """The rendered DOM's elements, its title, its text, each badge's text and each link."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.title = ""
+        self.badges: list[str] = []
+        self._inside: str | None = None
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        badge = "badge" in (attributes.get("class") or "").split()
+        self._inside = "title" if tag == "title" else "badge" if badge else None
+        if badge:
+            self.badges.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._inside = None
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self._inside == "title":
+            self.title += data
+        elif self._inside == "badge":
+            self.badges[-1] += data
+
+    @property
+    def links(self) -> list[str]:
+        return [str(a["href"]) for t, a in self.tags if t == "a" and a.get("href")]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    chromium()  # skip before the run when there is no browser
+    tmp = tmp_path_factory.mktemp("site-browser")
+    run = run_suite(
+        tmp, "--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin"
+    )
+    assert run.returncode == 0, run.output
+    records = tmp / "records"
+    assert main(["record", str(records), "--from", str(run.run_dir)]) == 0
+    assert main(["record", str(records), "--stand-in", "--model=hf:acme/cut-short"]) == 0
+    hostile = run.summary | {"run_id": "20261201-010000-hostile-0001", "model": HOSTILE}
+    (records / hostile["run_id"]).mkdir()
+    (records / hostile["run_id"] / "summary.json").write_text(json.dumps(hostile), encoding="utf-8")
+    assert main(["site", str(records), str(tmp / "site")]) == 0
+    return tmp / "site"
+
+
+def test_the_index_renders_the_verdicts_in_order_and_the_markup_name_as_text(
+    site: Path, tmp_path: Path
+) -> None:
+    dom = Dom(dump_dom(site / "index.html", tmp_path / "profile"))
+    assert dom.title == INDEX_TITLE, "neither the <script> nor the onerror handler in the model name ran"
+    assert not [t for t, _ in dom.tags if t in ("script", "img")], "no element came out of the model's name"
+    text = "".join(dom.text)
+    assert HOSTILE in text, "the name is shown, as text"
+    assert "3 nights of 3 models read, 0 skipped." in text
+    assert dom.badges[:3] == ["INCOMPLETE", "PASSED", "PASSED"], dom.badges  # the latest night per model
+    assert "INCOMPLETE (the job ended before the suite wrote summary.json" in text
+    assert "PASSED: all 2 cases" in text
+
+
+def test_the_report_link_of_a_night_opens_its_report(site: Path, tmp_path: Path) -> None:
+    dom = Dom(dump_dom(site / "index.html", tmp_path / "profile"))
+    reports = sorted({link for link in dom.links if link.endswith("/report.html")})
+    assert len(reports) == 1, dom.links  # the real run's night; the stand-in and the edited copy keep none
+    report = Dom(dump_dom(site / reports[0], tmp_path / "profile"))
+    assert report.title == REPORT_TITLE
+    verdicts = [a for _, a in report.tags if "mathcomp-verdict" in (a.get("class") or "").split()]
+    assert len(verdicts) == 1 and "PASSED: all 2 cases" in "".join(report.text)
+
+
+def test_a_screenshot_of_the_index_renders(site: Path, tmp_path: Path) -> None:
+    shot = screenshot(site / "index.html", tmp_path / "index.png", tmp_path / "profile", size="1300,900")
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    keep = os.environ.get("MATHCOMP_KEEP_SHOT")
+    if keep:  # where to leave the screenshot for a person to look at
+        shutil.copy(shot, keep)
