@@ -29,7 +29,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("verdict",),
     ("records",),
     ("report",),
-    ("run",),
+    ("site",),
+    ("run", "history_branch"),
     ("plugin", "cli", "init", "starter", "suite", "pytest_plugin", "__main__"),
 )
 """Bottom to top. A module may import its own layer's modules (without a cycle) and any layer below.

@@ -9,7 +9,7 @@ import argparse
 from collections.abc import Sequence
 from types import ModuleType
 
-from . import answers, audit, cache, diff, generate, history, init, plan, record, report
+from . import answers, audit, cache, diff, generate, history, init, keep, plan, prepare, record, report, site
 
 COMMANDS: dict[str, ModuleType] = {
     "init": init,
@@ -20,8 +20,11 @@ COMMANDS: dict[str, ModuleType] = {
     "diff": diff,
     "history": history,
     "record": record,
+    "site": site,
+    "keep": keep,
     "cache": cache,
     "plan": plan,
+    "prepare": prepare,
 }
 """Each module: HELP (its line in `mathcomp --help`), configure(parser), run(args, parser) -> exit status;
 its docstring is its --help text."""
@@ -48,4 +51,3 @@ def main(argv: Sequence[str] | None = None, prog: str = "mathcomp") -> int:
     """`mathcomp [COMMAND] ...`; the exit status."""
     args = parser(prog).parse_args(argv)
     return int(args._command.run(args, args._parser))
-

@@ -1,0 +1,147 @@
+"""`mathcomp keep NEW_RECORDS --remote REMOTE [--branch mathcomp-history] [--keep-days N] --out ALL_RECORDS`:
+the night records kept on a branch of your own repository, where nothing evicts them (a CI cache does).
+
+NEW_RECORDS holds tonight's records, one folder `<run-id>/` each with its summary.json (as the suite or
+`mathcomp record --stand-in` wrote it) and, optionally, report.html and diff.html; other files stay behind.
+The branch is fetched (created, its first commit holding tonight's records, when REMOTE has none), every
+record it does not hold yet is added, the nights older than --keep-days (the time in their run id) are
+pruned, and the change is one commit, pushed. A record the branch already holds is left as it is, also with
+other content (a line says so): records are never rewritten. A folder without a readable summary.json, or
+whose name is not a run id, is not pushed (one line names it; the others still are). When another job
+pushed first, the same additions and pruning are made on the branch's new tip and pushed again (up to 5
+tries). Then ALL_RECORDS is replaced whole by every record the branch holds, for `mathcomp history
+ALL_RECORDS`.
+
+REMOTE is a git URL, a path to a repository, or the name of a remote of the repository in the current
+directory (in GitHub Actions: origin, authenticated by the token actions/checkout left in its config; the
+job needs `contents: write`). Git runs in a temporary repository of its own, never in your checkout, and
+never asks for a password: a remote that wants one fails. Commits are by mathcomp-tests
+<mathcomp-tests@users.noreply.github.com> unless GIT_AUTHOR_NAME, GIT_COMMITTER_NAME and the rest say
+otherwise.
+
+Exit status: 0 done (also when nothing was new); 1 git or the remote failed (one line naming the remote and
+what git said, credentials taken out) or ALL_RECORDS could not be written; 2 a usage error (NEW_RECORDS
+missing, a bad --keep-days or --branch, an --out that holds other files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from ..listing import few
+from ..printable import printable
+from .command import fail, usage_error
+
+HELP = "keep the night records on a git branch, and write them all out"
+DEFAULT_BRANCH = "mathcomp-history"
+
+
+def _days(text: str) -> int:
+    try:
+        days = int(text)
+    except ValueError:
+        days = -1
+    if days < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of days at least 0 (0: keep every night), got {text!r}"
+        )
+    return days
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "new_records",
+        type=Path,
+        metavar="NEW_RECORDS",
+        help="tonight's records: a folder of <run-id>/ folders",
+    )
+    parser.add_argument(
+        "--remote", required=True, help="a git URL, a repository's path, or a remote's name (origin)"
+    )
+    parser.add_argument(
+        "--branch",
+        default=DEFAULT_BRANCH,
+        help=f"the branch that holds the records (default: {DEFAULT_BRANCH})",
+    )
+    parser.add_argument(
+        "--keep-days",
+        type=_days,
+        default=0,
+        metavar="N",
+        help="prune the nights older than N days (default 0: keep every night)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="ALL_RECORDS",
+        help="the folder to write every record of the branch to (replaced whole)",
+    )
+
+
+def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Every usage error, found before git is asked anything."""
+    from ..history_branch import export, git
+
+    if not args.new_records.is_dir():
+        usage_error(parser, f"{args.new_records}: no such folder; expected a folder of night records")
+    try:
+        git.run(["check-ref-format", f"refs/heads/{args.branch}"])
+    except git.GitError:
+        usage_error(parser, f"--branch: {printable(args.branch)!r} is not a branch name git accepts")
+    new, out = args.new_records.resolve(), args.out.resolve()
+    if new == out or new in out.parents or out in new.parents:
+        usage_error(parser, f"--out {args.out}: expected a folder apart from NEW_RECORDS {args.new_records}")
+    if (held := export.foreign(args.out)) is not None:
+        usage_error(
+            parser, f"--out {printable(held)}; expected a folder of night records to replace, or none"
+        )
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..history_branch import export, git, push, records, remote
+
+    _check(args, parser)
+    new = records.read_new(args.new_records, lambda line: print(printable(line), file=sys.stderr))
+    try:
+        where = remote.resolve(args.remote, Path.cwd())
+    except git.GitError as exc:
+        return fail(printable(git.redact(str(exc))))
+    with tempfile.TemporaryDirectory(prefix="mathcomp-keep-") as work:
+        git_dir = Path(work) / "repo.git"
+        try:
+            git.run(["init", "--quiet", "--bare", str(git_dir)])
+            where.configure(git_dir)
+            kept = push.keep(
+                git_dir, where, args.branch, new, args.keep_days, lambda line: print(printable(line))
+            )
+        except git.GitError as exc:
+            return fail(printable(git.redact(f"{where.shown}: {exc}")))
+        plan = kept.plan
+        for run_id in plan.differing:
+            print(
+                f"kept as it is: {run_id} is on {args.branch} with other content; "
+                "records are never rewritten, so this copy was not pushed",
+                file=sys.stderr,
+            )
+        for run_id in plan.too_old:
+            print(f"not kept: {run_id} is older than {args.keep_days} days", file=sys.stderr)
+        if kept.pushed:
+            pruned = f", pruned {len(plan.pruned)} ({few(plan.pruned)})" if plan.pruned else ""
+            print(
+                printable(
+                    f"pushed {args.branch} to {where.shown}: added {len(plan.added)} ({few(plan.added)}){pruned}"
+                )
+            )
+        else:
+            print(printable(f"nothing new for {args.branch} on {where.shown}"))
+        try:
+            count = export.write(git_dir, kept.tip, args.out)
+        except (OSError, git.GitError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            return fail(printable(f"cannot write {args.out}: {reason}"))
+    print(printable(f"wrote {args.out}: {count} night records"))
+    return 0

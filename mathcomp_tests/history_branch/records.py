@@ -1,0 +1,80 @@
+"""The night records given to `mathcomp keep`: each folder ``<run-id>/`` of NEW_RECORDS whose summary.json
+history can read, its files, and when its night was.
+
+summary.json says no time of its own: a night's time is its run id's, ``<YYYYmmdd-HHMMSS>-<model>-<hex>``
+(records/results.py ``new_run_id``, the runner's local time; UTC on a hosted runner). A record whose run
+id starts otherwise has no known night and is never pruned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..records.results import safe_run_id
+from ..report import history_records
+from ..report.standalone import DamagedRunError, RunFolderError, load_summary
+from ..summary_format import NAME as SUMMARY
+
+KEPT = (SUMMARY, "report.html", "diff.html")
+"""The files of a record that go on the branch (a run folder's results.jsonl and the rest stay behind)."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record to keep: its run id (its folder's name on the branch) and its files, by name."""
+
+    run_id: str
+    files: dict[str, bytes]
+
+
+def _refusal(folder: Path) -> str | None:
+    """Why ``folder`` is not a record to keep, in one line naming it; None when it is one."""
+    if not safe_run_id(folder.name):
+        return (
+            f"{folder}: {folder.name!r} is not a run id (expected one path component of letters, digits, "
+            "'.', '_', '-', '+', starting with a letter or digit)"
+        )
+    try:
+        summary = load_summary(folder)
+    except (RunFolderError, DamagedRunError) as exc:
+        return str(exc)
+    if (bad := history_records.problem(folder / SUMMARY, summary)) is not None:
+        return bad
+    if summary["run_id"] != folder.name:
+        return (
+            f"{folder / SUMMARY}: run_id {summary['run_id']!r}; expected the folder's name, {folder.name!r}"
+        )
+    return None
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """The record's KEPT files that are there, as plain files (a link is not followed out of the folder)."""
+    found = {}
+    for name in KEPT:
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            found[name] = path.read_bytes()
+    return found
+
+
+def read_new(records_dir: Path, say: Callable[[str], None]) -> list[Record]:
+    """Every record folder of ``records_dir`` that can be kept, by run id; ``say`` hears one line for each
+    folder that cannot (it is not pushed; the others still are). A file beside the folders is not a record."""
+    kept = []
+    for folder in sorted(records_dir.iterdir(), key=lambda p: p.name):
+        if not folder.is_dir():
+            continue
+        if folder.is_symlink():
+            say(f"not kept: {folder}: a link; expected a record folder of its own")
+            continue
+        refused = _refusal(folder)
+        if refused is not None:
+            say(f"not kept: {refused}")
+            continue
+        try:
+            kept.append(Record(folder.name, _files(folder)))
+        except OSError as exc:
+            say(f"not kept: {folder}: cannot be read ({exc.strerror or exc})")
+    return kept
