@@ -2,12 +2,13 @@
 
 ``thresholds.toml`` (the packaged ceilings, to edit), ``conftest.py`` (a check of the project's own through
 the ``pytest_mathcomp_check`` hook, to edit), a ``mathcomp-baseline/`` folder and a CI example
-(``.github/workflows/mathcomp.yml``); none is overwritten without ``force``. The command line is in
-cli/init.py.
+(``.github/workflows/mathcomp.yml``, which installs this very version of the package and runs their model);
+none is overwritten without ``force``. The command line is in cli/init.py.
 """
 
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 
 from .paths import PACKAGE, default_thresholds
@@ -27,6 +28,11 @@ THRESHOLDS_HEADER = """\
 """
 
 
+def installed_version() -> str:
+    """The version of mathcomp-tests installed here: the one the starter workflow installs."""
+    return metadata.version("mathcomp-tests")
+
+
 def starter_files(model: str) -> dict[Path, str]:
     """Relative path -> content of every file init writes."""
     return {
@@ -35,7 +41,8 @@ def starter_files(model: str) -> dict[Path, str]:
         Path("mathcomp-baseline", "README.md"): (STARTER / "baseline-README.md").read_text(encoding="utf-8"),
         Path(".github", "workflows", "mathcomp.yml"): (STARTER / "mathcomp.yml")
         .read_text(encoding="utf-8")
-        .replace("__MODEL__", model),
+        .replace("__MODEL__", model)
+        .replace("__VERSION__", installed_version()),
         Path("conftest.py"): (STARTER / "conftest.py").read_text(encoding="utf-8"),
     }
 
@@ -55,7 +62,9 @@ def blocked(target: Path, files: list[Path]) -> None:
         raise InitPathError(f"{target}: a file, not a folder; expected the repository's folder")
     above = next((p for p in target.absolute().parents if p.exists()), None)
     if above is not None and not above.is_dir():
-        raise InitPathError(f"{above}: a file where {target} needs a folder; expected the repository's folder")
+        raise InitPathError(
+            f"{above}: a file where {target} needs a folder; expected the repository's folder"
+        )
     for path in files:
         for folder in reversed(path.relative_to(target).parents[:-1]):
             if (target / folder).exists() and not (target / folder).is_dir():
@@ -63,7 +72,9 @@ def blocked(target: Path, files: list[Path]) -> None:
                     f"{target / folder}: a file where {path} needs a folder; move it away, nothing written"
                 )
         if path.is_dir():
-            raise InitPathError(f"{path}: a folder where the starter file goes; move it away, nothing written")
+            raise InitPathError(
+                f"{path}: a folder where the starter file goes; move it away, nothing written"
+            )
 
 
 def init(target: Path, model: str, force: bool = False) -> list[Path]:

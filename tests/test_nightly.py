@@ -1,13 +1,14 @@
 """The nightly workflow's own commands, run here as the workflow runs them (bash, the job's environment; the
-CI's cache and artifacts stood in for by folders, tests/helpers/fake_ci.py), on the symbolic backend, the
-demo model, and over three nights of a model server: one good, one whose server dies mid-run, one
-cancelled (SIGTERM). History must carry the nights from one CI run to the next and mark the bad ones."""
+CI's cache and artifacts stood in for by folders, tests/helpers/fake_ci.py; the history branch pushed to a
+real bare repository, the `origin` of each night's checkout), on the symbolic backend, the demo model, and
+over three nights of a model server: one good, one whose server dies mid-run, one cancelled (as GitHub's
+runner cancels a step). The branch must carry the nights from one CI run to the next, history must mark the
+bad ones, and the site must be built."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ from helpers.suite_runner import REPO, run_suite
 WORKFLOW = REPO / ".github" / "workflows" / "nightly.yml"
 SELECTION = "--limit=30 --framings=neutral,direct-more --positions=end"
 RUN = "Run the suite against the committed baseline"
+BRANCH = "mathcomp-history"
 
 
 def _ci(tmp: Path, model: str, night: int = 1) -> FakeCI:
@@ -35,6 +37,7 @@ def _ci(tmp: Path, model: str, night: int = 1) -> FakeCI:
         "github.run_id": str(night),
         "github.run_attempt": "1",
         "runner.os": "Linux",
+        "strategy.job-index": "0",
     }
     return FakeCI(WORKFLOW, REPO, tmp / "ci-cache", tmp / f"night-{night}" / "artifacts", context)
 
@@ -53,10 +56,44 @@ def _suite_env(tmp: Path, baseline: Path, args: str, night: int = 1) -> dict[str
 def _history_env(tmp: Path, night: int) -> dict[str, str]:
     folder = tmp / f"night-{night}"
     return {
-        "HISTORY": str(folder / "history"),
         "RECORDS": str(folder / "records"),
-        "PAGE": str(folder / "page"),
+        "HISTORY": str(folder / "history"),
+        "SITE": str(folder / "site"),
+        "TABLE": str(folder / "history.txt"),
+        # A runner's git: no identity of its own, nothing from this machine's configuration.
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
     }
+
+
+def _git(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def _origin(tmp: Path) -> Path:
+    """The repository's remote: a bare repository whose main holds one commit."""
+    origin = tmp / "origin.git"
+    _git("init", "-q", "--bare", "-b", "main", str(origin))
+    seed = tmp / "seed"
+    _git("clone", "-q", str(origin), str(seed))
+    (seed / "README.md").write_text("a repository that runs the nightly workflow\n")
+    _git("add", "README.md", cwd=seed)
+    _git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "start", cwd=seed)
+    _git("push", "-q", "origin", "main", cwd=seed)
+    return origin
+
+
+def _checkout(tmp: Path, origin: Path, night: int) -> Path:
+    """The history job's checkout, as actions/checkout leaves it: a clone whose `origin` is the remote."""
+    checkout = tmp / f"night-{night}" / "checkout"
+    _git("clone", "-q", str(origin), str(checkout))
+    return checkout
+
+
+def _kept(origin: Path) -> set[str]:
+    """The run ids the history branch holds."""
+    return set(_git("--git-dir", str(origin), "ls-tree", "--name-only", BRANCH).splitlines())
 
 
 def _said(steps: list[Step]) -> str:
@@ -70,6 +107,18 @@ def test_the_workflow_runs_a_matrix_of_models_on_a_chosen_runner() -> None:
     assert "HF_HUB_OFFLINE" not in job["env"], "hub ids download; only the demo model runs offline"
 
 
+def test_one_night_runs_at_a_time_and_each_job_may_write_only_what_it_must() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    assert workflow["concurrency"] == {"group": "mathcomp-nightly", "cancel-in-progress": False}
+    assert workflow["permissions"] == {"contents": "read"}
+    jobs = workflow["jobs"]
+    assert "permissions" not in jobs["suite"]
+    assert jobs["history"]["permissions"] == {"contents": "write"}
+    assert jobs["pages"]["permissions"] == {"pages": "write", "id-token": "write"}
+    assert "vars.MATHCOMP_PAGES == 'true'" in jobs["pages"]["if"]
+    assert not any("secrets." in json.dumps(job.get("env") or {}) for job in jobs.values())
+
+
 @pytest.mark.parametrize("model", ["symbolic", "hf:fixtures/models/mathcomp-tiny"])
 def test_the_nightly_commands_compare_with_the_baseline_and_publish_the_report(
     tmp_path: Path, model: str
@@ -79,9 +128,9 @@ def test_the_nightly_commands_compare_with_the_baseline_and_publish_the_report(
     assert baseline.exists(), made.output
     ci = _ci(tmp_path, model)
     steps = ci.run("suite", _suite_env(tmp_path, baseline, SELECTION))
-    assert [p.returncode for p in steps if p.returncode is not None] == [0, 0, 0, 0], _said(steps)
+    assert [p.returncode for p in steps if p.returncode is not None] == [0, 0, 0, 0, 0], _said(steps)
     slug = model.replace(":", "_").replace("/", "_")
-    artifact = ci.artifacts / f"mathcomp-report-{slug}"
+    artifact = ci.artifacts / f"mathcomp-report-{slug}-0"
     assert {"report.html", "summary.json", "results.jsonl", "junit.xml"} <= {
         p.name for p in artifact.iterdir()
     }
@@ -92,12 +141,21 @@ def test_the_nightly_commands_compare_with_the_baseline_and_publish_the_report(
     summary = json.loads((artifact / "summary.json").read_text())
     assert summary["baseline"]["compared"] == 2 and summary["baseline"]["rises"] == []
     assert summary["resolved"] == ("symbolic" if model == "symbolic" else "hf:fixtures/models/mathcomp-tiny")
-    (record,) = (ci.artifacts / f"mathcomp-record-{slug}").iterdir()
+    (record,) = (ci.artifacts / f"mathcomp-record-{slug}-0").iterdir()
     assert record.name == summary["run_id"] and json.loads((record / "summary.json").read_text()) == summary
-    history = ci.run("history", _history_env(tmp_path, 1))
-    assert [p.returncode for p in history if p.returncode is not None] == [0, 0], _said(history)
-    page = tmp_path / "night-1" / "page"
-    assert summary["run_id"] in (page / "history.txt").read_text() and (page / "history.html").exists()
+    # No diff.html: the baseline holds no generated cases, so the diff refuses (three_nights has one).
+    assert {p.name for p in record.iterdir()} == {"summary.json", "report.html"}
+    origin = _origin(tmp_path)
+    history = ci.run("history", _history_env(tmp_path, 1), cwd=_checkout(tmp_path, origin, 1))
+    assert [p.returncode for p in history if p.returncode is not None] == [0, 0, 0, 0], _said(history)
+    assert summary["run_id"] in (tmp_path / "night-1" / "history.txt").read_text()
+    assert _kept(origin) == {summary["run_id"]}
+    for site in (
+        tmp_path / "night-1" / "site",
+        ci.artifacts / "mathcomp-site",
+        ci.artifacts / "github-pages",
+    ):
+        assert (site / "index.html").is_file() and (site / "history.html").is_file(), site
 
 
 def test_a_baseline_that_does_not_fit_fails_the_nightly_run_before_any_case(tmp_path: Path) -> None:
@@ -138,7 +196,7 @@ def test_the_committed_baseline_fits_the_default_run() -> None:
 
 
 def _after_new_answers(answers: Path, then: Callable[[subprocess.Popen[str]], None]) -> Callable[..., None]:
-    """Once the running night has cached 8 answers of its own, ``then`` (stop the server, send a signal)."""
+    """Once the running night has cached 8 answers of its own, ``then`` (stop the server, cancel the run)."""
 
     def wait(proc: subprocess.Popen[str]) -> None:
         before = cached_rows(answers / "responses.sqlite")  # restored from the nights before
@@ -186,6 +244,7 @@ def three_nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         )
     assert made.returncode == 0 and baseline.exists(), made.output
     committed = baseline.read_bytes()
+    origin = _origin(tmp)
     nights: list[list[Step]] = []
     for night in (1, 2, 3):
         ci = _ci(tmp, MODEL, night)
@@ -196,15 +255,16 @@ def three_nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             env["SUITE_ARGS"] = f"--model={MODEL} --api-base={server.url} {args}"
             during = {
                 2: {RUN: _after_new_answers(answers, lambda proc: stack.close())},
-                3: {RUN: _after_new_answers(answers, lambda proc: os.killpg(proc.pid, signal.SIGTERM))},
+                3: {RUN: _after_new_answers(answers, ci.cancel)},
             }.get(night)
             suite = ci.run("suite", env, during)
-        nights.append(suite + ci.run("history", _history_env(tmp, night)))
-    return {"tmp": tmp, "nights": nights, "baseline": baseline, "committed": committed}
+        history = ci.run("history", _history_env(tmp, night), cwd=_checkout(tmp, origin, night))
+        nights.append(suite + history)
+    return {"tmp": tmp, "nights": nights, "baseline": baseline, "committed": committed, "origin": origin}
 
 
 def _history(nights: dict[str, Any], night: int) -> list[str]:
-    text = (nights["tmp"] / f"night-{night}" / "page" / "history.txt").read_text()
+    text = (nights["tmp"] / f"night-{night}" / "history.txt").read_text()
     return [line for line in text.splitlines() if line[:8].isdigit()]
 
 
@@ -220,14 +280,35 @@ def test_history_keeps_every_night_across_ci_runs_and_marks_the_cancelled_one(
         "each night adds one; none is lost"
     )
     first, second, third = _history(three_nights, 3)
-    assert _history(three_nights, 1)[0].split()[0] == first.split()[0], "night 1 came back from the CI cache"
+    assert _history(three_nights, 1)[0].split()[0] == first.split()[0], "night 1 came back from the branch"
     assert "INCOMPLETE" not in first
     assert "INCOMPLETE" in third, third
-    page = (three_nights["tmp"] / "night-3" / "page" / "history.html").read_text()
+    recorded = {p.name for n in (1, 2, 3) for p in (three_nights["tmp"] / f"night-{n}" / "record").iterdir()}
+    assert len(recorded) == 3 and _kept(three_nights["origin"]) == recorded, "the branch holds every night"
+    (night_1,) = (three_nights["tmp"] / "night-1" / "record").iterdir()
+    kept_1 = _git(
+        "--git-dir", str(three_nights["origin"]), "ls-tree", "--name-only", f"{BRANCH}:{night_1.name}"
+    )
+    assert kept_1.split() == ["diff.html", "report.html", "summary.json"], "a finished night's whole record"
+    site = three_nights["tmp"] / "night-3" / "site"
+    assert (site / "index.html").is_file()
+    page = (site / "history.html").read_text()
     assert page.count("<img") == 1, "one model, one selection: one axis"
     assert three_nights["baseline"].read_bytes() == three_nights["committed"], (
         "the team's baseline, byte for byte"
     )
+
+
+def test_a_cancelled_night_still_records_and_reaches_the_branch(three_nights: dict[str, Any]) -> None:
+    """On a cancel only the always() steps run on: the record and its upload, the answers' save; the history
+    job (always()) still runs in full."""
+    ran = {s.name: s for s in three_nights["nights"][2]}
+    assert ran["Keep the night's record (a stand-in when the run wrote no summary.json)"].returncode == 0
+    assert ran["Collect the report (reports/latest is a link)"].output == "skipped"
+    assert ran["Add tonight's records to the branch mathcomp-history"].returncode == 0, _said(
+        list(ran.values())
+    )
+    assert ran["Build the site"].returncode == 0
 
 
 def test_the_night_whose_server_died_is_marked_incomplete_with_its_reason(
@@ -241,7 +322,7 @@ def test_a_night_that_ended_before_summary_json_keeps_a_stand_in_history_reads(t
     """The record step after a night that wrote no summary.json (cancelled, killed, out of memory): its
     stand-in is the suite's own format (version 2, incomplete, the reason), and history marks the night."""
     workflow = yaml.safe_load(WORKFLOW.read_text())
-    kept = ("Choose this model's baseline and hub access", "Keep the night's record")
+    kept = ("Name this leg", "Choose this model's baseline and hub access", "Keep the night's record")
     workflow["jobs"]["suite"]["steps"] = [
         s for s in workflow["jobs"]["suite"]["steps"] if str(s.get("name", "")).startswith(kept)
     ]  # the night's suite never ran: no summary.json under REPORTS
@@ -250,7 +331,7 @@ def test_a_night_that_ended_before_summary_json_keeps_a_stand_in_history_reads(t
     ci = _ci(tmp_path, MODEL)
     ci.workflow = trimmed
     steps = ci.run("suite", _suite_env(tmp_path, tmp_path / "none.txt", ""))
-    assert [s.returncode for s in steps] == [0, 0], _said(steps)
+    assert [s.returncode for s in steps] == [0, 0, 0], _said(steps)
     (folder,) = (tmp_path / "night-1" / "record").iterdir()
     record = json.loads((folder / "summary.json").read_text())
     assert (record["version"], record["run_id"], record["model"], record["status"]) == (

@@ -1,31 +1,40 @@
-"""Both workflows pass actionlint (the dev extra ships its binary): the nightly job of this repository and
-the one `mathcomp init` writes into a user's repository, with their model filled in."""
+"""Every workflow passes actionlint with shellcheck on (the dev extra ships both binaries): each file of this
+repository's .github/workflows, and the one `mathcomp init` writes into a user's repository, with their model
+and this package's version filled in."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers.suite_runner import REPO
 
 from mathcomp_tests import init
 
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.y*ml"))
+BIN = Path(sys.executable).parent
 
-def _actionlint() -> str:
-    found = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which("actionlint")
-    assert found, "actionlint is missing: install the dev extra (pip install -e '.[dev]' -c constraints.txt)"
+
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=str(BIN)) or shutil.which(name)
+    assert found, f"{name} is missing: install the dev extra (pip install -e '.[dev]' -c constraints.txt)"
     return found
 
 
 def _lint(workflow: Path) -> subprocess.CompletedProcess[str]:
+    """actionlint on one file, every `run:` script checked by shellcheck (named, never looked up silently:
+    actionlint skips scripts without a word when it finds no shellcheck)."""
     return subprocess.run(
-        [_actionlint(), "-shellcheck=", "-no-color", str(workflow)],
+        [_tool("actionlint"), f"-shellcheck={_tool('shellcheck')}", "-no-color", str(workflow)],
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"},
     )
 
 
@@ -34,10 +43,18 @@ def _starter(folder: Path) -> Path:
     return folder / ".github" / "workflows" / "mathcomp.yml"
 
 
-@pytest.mark.parametrize("which", ["nightly", "starter"])
-def test_the_workflow_passes_actionlint(tmp_path: Path, which: str) -> None:
-    workflow = REPO / ".github/workflows/nightly.yml" if which == "nightly" else _starter(tmp_path)
+def test_there_are_workflows_to_lint() -> None:
+    assert REPO / ".github/workflows/nightly.yml" in WORKFLOWS
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=[w.name for w in WORKFLOWS])
+def test_the_workflow_passes_actionlint(workflow: Path) -> None:
     linted = _lint(workflow)
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_the_starter_workflow_passes_actionlint(tmp_path: Path) -> None:
+    linted = _lint(_starter(tmp_path))
     assert linted.returncode == 0, linted.stdout + linted.stderr
 
 
@@ -48,3 +65,38 @@ def test_actionlint_finds_a_broken_workflow(tmp_path: Path) -> None:
     broken.write_text(text.replace("${{ matrix.model }}", "${{ matrix.modle }}", 1))
     linted = _lint(broken)
     assert linted.returncode == 1 and "modle" in linted.stdout, linted.stdout + linted.stderr
+
+
+SCRIPTED = """on: push
+permissions:
+  contents: read
+jobs:
+  night:
+    runs-on: ubuntu-latest
+    steps:
+      - run: cp {reports}/junit.xml "$RECORD"
+"""
+
+
+def test_shellcheck_is_on_and_finds_an_unquoted_variable(tmp_path: Path) -> None:
+    """A variable split on spaces by accident (SC2086) fails the lint, and the same script quoted passes:
+    the scripts are really checked."""
+    for name, reports in (("quoted", '"$REPORTS"'), ("unquoted", "$REPORTS")):
+        (tmp_path / f"{name}.yml").write_text(SCRIPTED.format(reports=reports))
+    quoted, unquoted = _lint(tmp_path / "quoted.yml"), _lint(tmp_path / "unquoted.yml")
+    assert quoted.returncode == 0, quoted.stdout + quoted.stderr
+    assert unquoted.returncode == 1 and "SC2086" in unquoted.stdout, unquoted.stdout + unquoted.stderr
+
+
+def test_the_starter_installs_the_version_that_wrote_it_and_runs_where_history_spans(tmp_path: Path) -> None:
+    text = _starter(tmp_path).read_text()
+    assert "__MODEL__" not in text and "__VERSION__" not in text
+    workflow = yaml.safe_load(text)
+    installs = [
+        s["run"] for s in workflow["jobs"]["framing-bias"]["steps"] if "pip install" in s.get("run", "")
+    ]
+    assert installs == [f'pip install "mathcomp-tests[hf]=={init.installed_version()}"']
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert triggers["push"] == {"branches": ["main"]} and "pull_request" in triggers
+    assert workflow["permissions"] == {"contents": "read"}
+    assert workflow["concurrency"]["group"] and workflow["jobs"]["framing-bias"]["timeout-minutes"] > 0

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from ..printable import printable
+from ..report.item_changes import counted
 from .command import fail, usage_error
 
 HELP = "a static site of the night records: index, reports, history"
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return fail(f"cannot write the site in {args.out}: {exc.strerror or exc}")
     print(
         printable(
-            f"wrote {built.out}: {built.nights} nights of {built.models} models, {built.skipped} records skipped"
+            f"wrote {built.out}: {counted(built.nights, 'night')} of {counted(built.models, 'model')}, "
+            f"{counted(built.skipped, 'record')} skipped"
         )
     )
     return 0
