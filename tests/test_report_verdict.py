@@ -195,3 +195,11 @@ def test_the_box_says_the_verdict_line_the_terminal_and_the_job_summary_say() ->
     assert _title(verdict_html(run).split("</ul>", 1)[1]) == said.split("(Ctrl-C)): ", 1)[1], (
         "under the INCOMPLETE banner, the same line without the INCOMPLETE it already says"
     )
+
+
+def test_an_incomplete_night_that_reported_no_case_says_so_not_all_0_cases() -> None:
+    """A stand-in record (the night ended before its summary) has no case: "all 0 cases" read as a pass."""
+    stand_in = {"cases": [], "status": "incomplete", "incomplete_reasons": ["the runner ran out of memory"]}
+    line = verdict(stand_in).line
+    assert line == "INCOMPLETE (the runner ran out of memory): no case reported", line
+    assert not verdict(stand_in).passed

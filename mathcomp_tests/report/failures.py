@@ -101,6 +101,7 @@ def verdict(summary: Mapping[str, Any]) -> Verdict:
     incomplete = summary_format.is_incomplete(summary)
     if incomplete:
         reasons = "; ".join(summary_format.incomplete_reasons(summary))
-        line = f"INCOMPLETE{f' ({reasons})' if reasons else ''}: " + line.replace("PASSED: ", "", 1)
+        said = line.replace("PASSED: ", "", 1) if cases else "no case reported"
+        line = f"INCOMPLETE{f' ({reasons})' if reasons else ''}: {said}"
     passed = not (failing or others or incomplete or unearned)
     return Verdict(line, passed, new, known, passed and bool(failed))
