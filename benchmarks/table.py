@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from benchmarks import gate_power_report
+from benchmarks import gate_power_report, multi_server
 
 START = "<!-- benchmarks:start (written by `make bench`; edit benchmarks/table.py, not this table) -->"
 END = "<!-- benchmarks:end -->"
@@ -309,6 +309,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "gpu_qwen": gpu_qwen,
     "vllm_throughput": vllm_throughput,
     "reader_speed": reader_speed,
+    "multi_server": multi_server.table_rows,
     "batch_api": batch_api,
     "interval_coverage": interval_coverage,
     "gate_power_smollm2": gate_power_report.table_rows,

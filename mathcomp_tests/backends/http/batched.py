@@ -60,6 +60,11 @@ Read = Callable[[Job, dict[str, Any]], Response]
 """Makes the Response for a job from its choice in the reply."""
 
 
+class Unreached(Exception):
+    """A request that never reached its server, its retries spent, from a client that hands such
+    requests back (``hand_back``: one server of several, whose prompts the others can answer)."""
+
+
 class RequestFailed(Exception):
     """A request that got a reply the client cannot use: its status, whether to retry, how long to wait."""
 
@@ -103,6 +108,8 @@ class BatchedCompletions:
         self.requests = 0
         """Requests sent (every attempt), for the benchmarks and the tests."""
         self.transport_errors: type[Exception] = httpx.TransportError
+        self.hand_back = False
+        """Raise Unreached, instead of making item errors, for a request that never reached the server."""
 
     def fixed_fields(self, decoding: Decoding) -> dict[str, Any]:
         """What every generation request carries besides its prompts (all of it decides the answers)."""
@@ -129,6 +136,10 @@ class BatchedCompletions:
         }
 
     def chunks(self, jobs: Sequence[Job]) -> list[list[Job]]:
+        return self.chunks_of(jobs, self.batch_size, self.in_flight)
+
+    @staticmethod
+    def chunks_of(jobs: Sequence[Job], batch_size: int, in_flight: int) -> list[list[Job]]:
         """Jobs grouped by request parameters, each group cut into requests of at most batch_size, and
         into at least ``in_flight`` requests when it has that many prompts (the engine gets them all)."""
         groups: dict[tuple[int, ...] | None, list[Job]] = {}
@@ -136,7 +147,7 @@ class BatchedCompletions:
             groups.setdefault(job.group, []).append(job)
         out = []
         for group in groups.values():
-            size = max(1, min(self.batch_size, math.ceil(len(group) / self.in_flight)))
+            size = max(1, min(batch_size, math.ceil(len(group) / in_flight)))
             out += [group[i : i + size] for i in range(0, len(group), size)]
         return out
 
@@ -146,11 +157,11 @@ class BatchedCompletions:
 
         async def one(chunk: list[Job]) -> None:
             async with limit:
-                await self._send(chunk, decoding, done, read)
+                await self.send(chunk, decoding, done, read)
 
         await self.liveness.supervise(asyncio.gather(*(one(c) for c in self.chunks(jobs))))
 
-    async def _send(self, chunk: list[Job], decoding: Decoding, done: Done, read: Read) -> None:
+    async def send(self, chunk: list[Job], decoding: Decoding, done: Done, read: Read) -> None:
         scored = chunk[0].labels is not None
         body: dict[str, Any] = {"model": self.model, "prompt": [j.text for j in chunk]}
         body |= self.score_fields() if scored else self.fixed_fields(decoding)
@@ -175,6 +186,8 @@ class BatchedCompletions:
             for job, choice in zip(chunk, choices, strict=True):
                 done(job, read(job, choice))
             return
+        if self.hand_back and last is not None and last.status == 0:
+            raise Unreached(str(last))
         for job in chunk:
             done(job, Response(text="", error=str(last)[:ERROR_CHARS]))
 
@@ -190,7 +203,7 @@ class BatchedCompletions:
             first.append(response)
             done(job, response)
 
-        await self._send(chunk[:1], decoding, alone, read)
+        await self.send(chunk[:1], decoding, alone, read)
         if first and first[0].error == str(refused)[:ERROR_CHARS]:
             for job in chunk[1:]:
                 done(job, first[0])
@@ -199,7 +212,7 @@ class BatchedCompletions:
         half = max(1, len(rest) // 2)
         for part in (rest[:half], rest[half:]):
             if part:
-                await self._send(part, decoding, done, read)
+                await self.send(part, decoding, done, read)
 
     async def _post(self, body: dict[str, Any], n: int) -> list[dict[str, Any]]:
         """The request's choices in prompt order, or RequestFailed (the liveness told either way)."""

@@ -5,6 +5,7 @@ as the hf backend renders them, many prompts per request; label log-probabilitie
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
@@ -19,12 +20,13 @@ from ...types import LABELS, Decoding, Prompt, Response
 from ..base import BackendError, OnResponse
 from ..local import tokens
 from ..secrets import redact
+from . import servers
 from .batched import BatchedCompletions, Job, first_logprobs
 from .liveness import Liveness
 from .loop_thread import LoopThread
+from .pool import Member, ServerPool
 from .router import OPENAI_COMPATIBLE
-
-HEALTH_TIMEOUT = 5.0
+from .servers import Target
 
 
 def split_base(api_base: str) -> tuple[str, str]:
@@ -44,63 +46,104 @@ class CompletionsBackend:
 
     def __init__(self, model: str, options: BackendOptions | None = None):
         options = options or BackendOptions()
+        self.model_id = model
+        if options.model_config is not None:
+            targets, options = servers.from_config(model, options)
+            self._start_all(targets, None, options)
+            return
         if not model.startswith(OPENAI_COMPATIBLE):
             raise BackendError(
                 f"--api-batching=completions needs an OpenAI-compatible server: --model=openai/<served name> "
                 f"with --api-base, not {model}"
             )
-        if options.model_config is not None:
-            raise BackendError(
-                "--api-batching=completions talks to one server: give --api-base, not --model-config"
-            )
         if not options.api_base:
-            raise BackendError("--api-batching=completions needs --api-base (the server's URL)")
-        self.model_id = model
+            raise BackendError(
+                "--api-batching=completions needs --api-base (the server's URL), or --model-config with the "
+                "servers' deployments"
+            )
         self._start(options.api_base, (model.split("/", 1)[1],), None, options)
 
     def _start(
         self, api_base: str, names: tuple[str, ...], tokenizer_from: str | None, options: BackendOptions
     ) -> None:
-        """Ask the server what it serves, load the tokenizer, open the client (shared by the vllm backend)."""
+        """One server (shared by the vllm backend): --api-base, or the server the run started."""
+        key = os.environ.get("OPENAI_API_KEY") or None
+        self._start_all(
+            [Target(api_base, names[0], key, options.max_concurrency)], tokenizer_from, options, names
+        )
+
+    def _start_all(
+        self,
+        targets: list[Target],
+        tokenizer_from: str | None,
+        options: BackendOptions,
+        names: tuple[str, ...] | None = None,
+    ) -> None:
+        """Ask each server what it serves (the same model everywhere), load the tokenizer, open the
+        clients: one server's alone, several servers' as a ServerPool."""
         if options.chat_template not in tokens.CHAT_TEMPLATES:
             raise BackendError(f"unknown chat template mode {options.chat_template!r}")
         if options.scoring not in tokens.SCORINGS:
             raise BackendError(
                 f"unknown scoring {options.scoring!r}; expected one of {', '.join(tokens.SCORINGS)}"
             )
-        self.root, self.api_base = split_base(api_base)
-        self.api_key = os.environ.get("OPENAI_API_KEY") or None
         self.scoring = options.scoring
         self.chat_template = options.chat_template
         self.model_revision = options.model_revision
         self.revision = options.model_revision or ""
-        self.served = self._served(names)
-        self.served_name = str(self.served["id"])
-        self.tokenizer = self._tokenizer(tokenizer_from or str(self.served.get("root") or names[0]))
+        listed = []
+        for target in targets:
+            self.root, self.api_base = split_base(target.api_base)
+            self.api_key = target.api_key
+            listed.append((self.root, self._served(names or (target.name,))))
+        self.served = servers.same_model(listed, self.model_id)
+        self.root, self.api_base = split_base(targets[0].api_base)
+        self.api_key = targets[0].api_key
+        self.served_names = [str(entry["id"]) for _, entry in listed]
+        self.served_name = self.served_names[0]
+        first = names[0] if names else targets[0].name
+        self.tokenizer = self._tokenizer(tokenizer_from or str(self.served.get("root") or first))
         self.template = tokens.uses_template(self.tokenizer, self.chat_template)
         self._labels = tokens.LabelTokens(self._encode, self.model_id)
         self._loop = LoopThread(f"mathcomp-{self.model_id}")
-        self.liveness = Liveness(
-            self.root,
+        self.pool: ServerPool | None = None
+        if len(targets) == 1:
+            self.liveness = self._liveness(self.root, options)
+            self.client = self._loop.run(self._client(targets[0], self.served_name, self.liveness, options))
+        else:
+            self.pool = self._loop.run(self._pool(targets, options))
+
+    def _liveness(self, root: str, options: BackendOptions) -> Liveness:
+        return Liveness(
+            root,
             options.max_connection_failures,
             options.server_timeout,
-            ping=self._healthy,
+            ping=servers.pinger(root),
             max_errors=options.max_error_streak,
             cached=options.response_cache,
         )
-        self.client = self._loop.run(self._client(options))
 
-    async def _client(self, options: BackendOptions) -> BatchedCompletions:
+    async def _pool(self, targets: list[Target], options: BackendOptions) -> ServerPool:
+        members = []
+        for target, name in zip(targets, self.served_names, strict=True):
+            root = split_base(target.api_base)[0]
+            client = await self._client(target, name, self._liveness(root, options), options)
+            members.append(Member(root, client, asyncio.Semaphore(client.in_flight)))
+        return ServerPool(members)
+
+    async def _client(
+        self, target: Target, served_name: str, liveness: Liveness, options: BackendOptions
+    ) -> BatchedCompletions:
         """Made inside the loop that will run it (its connections belong to that loop)."""
         return BatchedCompletions(
-            self.api_base,
-            self.served_name,
-            self.liveness,
+            split_base(target.api_base)[1],
+            served_name,
+            liveness,
             batch_size=options.batch_size,
-            in_flight=options.max_concurrency,
+            in_flight=target.in_flight or options.max_concurrency,
             num_retries=options.num_retries,
             request_timeout=options.request_timeout,
-            api_key=self.api_key,
+            api_key=target.api_key,
         )
 
     def _served(self, names: tuple[str, ...]) -> dict[str, Any]:
@@ -133,18 +176,6 @@ class CompletionsBackend:
         if not isinstance(data, dict):
             raise BackendError(f"{url} did not return a JSON object")
         return data
-
-    async def _healthy(self) -> str | None:
-        """None when the server replies to GET /health (any status), else what failed. A client of its own:
-        the requests' pool may be full of requests held open, and waiting for it is no failure to connect."""
-        import httpx
-
-        try:
-            async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT) as client:
-                await client.get(self.root + "/health")
-        except httpx.TransportError as exc:
-            return f"GET {self.root}/health: {type(exc).__name__}: {exc}"
-        return None
 
     def _tokenizer(self, source: str) -> Any:
         """The model's tokenizer: transformers' generic fast tokenizer where the model's own config names
@@ -221,7 +252,8 @@ class CompletionsBackend:
                 on_response(job.index, response)
 
         jobs = [self._job(i, p) for i, p in enumerate(prompts)]
-        self._loop.run(self.client.run(jobs, decoding, done, self._read))
+        runner = self.pool or self.client
+        self._loop.run(runner.run(jobs, decoding, done, self._read))
         return [r if r is not None else Response(text="", error="no answer") for r in results]
 
     def _job(self, index: int, prompt: Prompt) -> Job:
@@ -276,7 +308,9 @@ class CompletionsBackend:
         )
 
     def close(self) -> None:
-        if hasattr(self, "client"):
+        if getattr(self, "pool", None) is not None:
+            self._loop.close(self.pool.aclose())  # type: ignore[union-attr]
+        elif hasattr(self, "client"):
             self._loop.close(self.client.aclose())
         elif hasattr(self, "_loop"):
             self._loop.close()

@@ -10,7 +10,11 @@ def add(option: Any) -> None:
     """Declared through ``option`` (plugin/options/__init__.py), in the order docs/options.md lists them."""
     option("--num-retries", "api backend: retries on 429, 5xx, timeouts and malformed replies", 4, type=int)
     option("--request-timeout", "api backend: seconds per attempt", 120.0, type=float)
-    option("--model-config", "api backend: a litellm Router config (YAML or JSON)")
+    option(
+        "--model-config",
+        "api backend: a litellm Router config (YAML or JSON); under --api-batching=completions each "
+        "deployment of the --model group is one OpenAI-compatible server, all of one model",
+    )
     option(
         "--max-error-rate",
         "fail a case when more than this share (0 to 1) of its requests failed",
