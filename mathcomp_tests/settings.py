@@ -6,8 +6,10 @@ step after it; it imports nothing of the project but the vocabulary in types.py.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from .types import FRAMINGS, PAPER_ORDER, PLAIN, POSITIONS, Condition
 
@@ -92,6 +94,34 @@ class SelectionError(ValueError):
     """A selection option names something that does not exist."""
 
 
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """--shard=I/N: this process runs shard ``index`` (1..count) of the selection, split by scenario
+    (docs/sharding.md): the i-th scenario of the selection's stable order (0-based) goes to shard
+    i mod count + 1, so every case asks a scenario under all its conditions in one shard."""
+
+    index: int
+    count: int
+    source: str
+    """Where I and N came from: ``--shard``, or the scheduler's environment variables."""
+
+    def pick(self, items: Sequence[T], what: str) -> list[T]:
+        """This shard's part of ``items`` (in their order); SelectionError when it would get none."""
+        mine = [x for n, x in enumerate(items) if n % self.count == self.index - 1]
+        if not mine:
+            raise SelectionError(
+                f"{self.source}: shard {self.index} of {self.count} gets none of the selection's {len(items)} "
+                f"{what}; use at most {len(items)} shards"
+            )
+        return mine
+
+    def as_dict(self) -> dict[str, object]:
+        return {"index": self.index, "count": self.count, "source": self.source}
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything a run is configured with; built from pytest options by the plugin."""
@@ -151,6 +181,8 @@ class Settings:
     """Mitigation protocols each case is asked under (mathcomp_tests/protocols); plain is today's prompt."""
     reveal_after: bool = False
     """Run test_reveal_after (Flip cue, then the Truth cue in the same conversation, against neutral)."""
+    shard: Shard | None = None
+    """--shard (or the scheduler's array index): this process runs one shard of the selection's scenarios."""
 
 
 def select(

@@ -1,7 +1,8 @@
 """The session's end on the controller: results.jsonl merged, the session's facts handed to run/summary.py
 (which builds summary.json whole: whether the run is complete among them) and the summary written,
 reports/latest moved, the baseline replaced only from a complete run in which every case scored, and the
-verdict appended to $GITHUB_STEP_SUMMARY. An incomplete run never exits 0."""
+verdict appended to $GITHUB_STEP_SUMMARY. An incomplete run never exits 0. A shard (--shard) writes shard.json
+and exits 0 when it ran everything it meant to, whatever its cases found: the merged run gates."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from ..records import items as records
 from ..records import results
 from ..run import GENERATED, REVEAL_AFTER
 from ..scoring.thresholds import BASE_FROM
+from ..settings import Shard
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
 from ..verdict import power as verdict_power
-from . import narrowing
+from . import narrowing, shard_manifest
 from .session_tracker import Tracker
 from .state import State
 
@@ -68,8 +70,22 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pass it could not earn (require_power)
     if reasons and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # only a complete run can pass
+    if run.settings.shard is not None:
+        shard_manifest.write(run, state.summary)
+        state.notes.append(shard_note(run.settings.shard, reasons))
+        if not reasons:  # a shard's cases are judged on part of the data: the merge gates, not the shard
+            session.exitstatus = pytest.ExitCode.OK
     unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
     state.notes += [unwritten] if unwritten else []
+
+
+def shard_note(shard: Shard, reasons: list[str]) -> str:
+    """The end-of-run line of a shard: never a verdict of its own."""
+    ran = "ran everything it meant to" if not reasons else "is INCOMPLETE: " + "; ".join(reasons)
+    return (
+        f"MathComp: shard {shard.index} of {shard.count}: merge the shards to gate; this shard "
+        f"{ran}; its {shard_manifest.NAME} lists what it covered"
+    )
 
 
 def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | None) -> str | None:

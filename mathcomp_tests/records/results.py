@@ -20,6 +20,8 @@ from ..finite import json_safe
 RESULTS = "results.jsonl"
 SUMMARY = summary_format.NAME
 REPORT = "report.html"
+SHARD_MANIFEST = "shard.json"
+"""What one shard of a sharded run covered, beside its summary.json (plugin/shard_manifest.py)."""
 
 
 RUN_ID_CHARS = 200

@@ -104,4 +104,8 @@ def verdict(summary: Mapping[str, Any]) -> Verdict:
         said = line.replace("PASSED: ", "", 1) if cases else "no case reported"
         line = f"INCOMPLETE{f' ({reasons})' if reasons else ''}: {said}"
     passed = not (failing or others or incomplete or unearned)
+    shard = summary.get("shard")
+    if shard:  # part of a run: never PASSED on its own (docs/sharding.md)
+        gate = f"shard {shard['index']} of {shard['count']}: merge the shards to gate"
+        return Verdict(f"{gate}; {line.replace('PASSED: ', '', 1)}", False, new, known, False)
     return Verdict(line, passed, new, known, passed and bool(failed))

@@ -262,7 +262,8 @@ def verdict_html(summary: Mapping[str, Any]) -> str:
         ran = f"<h3>{escape(f'Nothing failed in the {len(cases)} cases that ran')}</h3>" if cases else ""
         parts = [f'<div class="mathcomp-verdict incomplete">{incomplete}{ran}']
     else:
-        parts = [f'<div class="mathcomp-verdict passed"><h2>{escape(title(summary))}</h2>']
+        box = "incomplete" if summary.get("shard") else "passed"  # a shard's verdict waits for the merge
+        parts = [f'<div class="mathcomp-verdict {box}"><h2>{escape(title(summary))}</h2>']
         tail = " and no significant rise over the baseline" if baseline else ""
         parts.append(
             f"<p>{escape(f'Every value is under its ceiling{tail}.{against}{_left_out(summary)}')}</p>"

@@ -55,7 +55,9 @@ class Run:
         from ..data import datasets, stratified
 
         self.dataset = datasets.resolve(settings.dataset, settings.dataset_policy, settings.dataset_cache)
-        self.scenarios: list[Scenario] = stratified.draw(self.dataset.scenarios, settings.limit)
+        self.selection: list[Scenario] = stratified.draw(self.dataset.scenarios, settings.limit)
+        shard = settings.shard  # --shard: this process asks its part of the selection (docs/sharding.md)
+        self.scenarios = shard.pick(self.selection, "scenarios") if shard else self.selection
         self.thresholds = thresholds.load(settings.thresholds)
         self.judge_spec = models.resolve(settings.judge_model, config=config) if settings.judge_model else None
         if self.judge_spec is not None and self.judge_spec.kind == "symbolic":
@@ -90,6 +92,7 @@ class Run:
         self._judge: judge.Judge | None = None
         self._writer: ResultsWriter | None = None
         self._generated: list[Scenario] | None = None
+        self._generated_all: list[Scenario] = []  # test_generated's whole draw; a shard asks its part
         self._generated_fits = False
         self._generated_writer: ResultsWriter | None = None
         self._reveal_writer: ResultsWriter | None = None
@@ -203,7 +206,7 @@ class Run:
             dataset=self.dataset.name,
             dataset_sha256=baseline.sha256_of(self.dataset.path),
             prompt_set=self.prompt_set.name,
-            scenarios=tuple(s.id for s in self.scenarios),
+            scenarios=tuple(s.id for s in self.selection),
             cases=tuple(c.id for c in conditions(self.settings)),
         )
 
@@ -254,13 +257,15 @@ class Run:
         if self._generated is None:
             from ..data.generate import balanced
 
-            n, seed = self.settings.generated, self.settings.hypothesis_seed
-            self._generated = [replace(s, id=f"gen-{seed}-{s.id}") for s in balanced(n, seed)]
+            n, seed, shard = self.settings.generated, self.settings.hypothesis_seed, self.settings.shard
+            whole = self._generated_all = [replace(s, id=f"gen-{seed}-{s.id}") for s in balanced(n, seed)]
+            self._generated = shard.pick(whole, "generated scenarios") if shard else whole
         return self._generated
 
     def generated_draw(self) -> baseline.Draw:
         """What test_generated asks: --generated scenarios from --hypothesis-seed (a baseline must match)."""
-        return baseline.draw(self.generated, self.settings.hypothesis_seed)
+        _ = self.generated
+        return baseline.draw(self._generated_all, self.settings.hypothesis_seed)
 
     def check_generated_baseline(self) -> None:
         """Raise BaselineError when the baseline's generated cases were asked on other scenarios."""

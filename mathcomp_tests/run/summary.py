@@ -134,6 +134,7 @@ def run_summary(
         "narrowed": facts.narrowed,
         "reveal_after": list(facts.reveal_after),
         "batch": None if facts.batch is None else facts.batch.as_dict(),
+        "shard": None if s.shard is None else s.shard.as_dict(),  # a shard's verdict waits for the merge
     }
 
 

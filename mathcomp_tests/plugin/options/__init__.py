@@ -24,6 +24,7 @@ from ...types import ALL_FRAMINGS, FRAMINGS, OPTION_ORDERS, PAPER_ORDER, PLAIN, 
 from . import batch as batch_options
 from . import ranges
 from . import server as server_options
+from . import shard as shard_options
 from . import vllm as vllm_options
 
 ENVIRONMENT = {
@@ -87,6 +88,7 @@ def add(parser: pytest.Parser) -> None:
     option("--identities", "comma-separated identity ids from fixtures/identities.toml, or all", "std")
     option("--formats", f"comma-separated, or all: {', '.join(FORMATS)}", "one-word")
     option("--limit", "use N scenarios, drawn in proportion to category x gold label", "every scenario", type=int)
+    shard_options.add(option)
     option(
         "--dataset",
         "a CSV in the MathComp schema, or mathcomp-original (the published benchmark, downloaded once into "
@@ -368,6 +370,7 @@ def settings(config: pytest.Config) -> Settings:
         protocols=select(opt("protocol"), PROTOCOLS, "protocol", (PLAIN,), "--protocol"),
         reveal_after=opt("reveal_after"),
         invariance=opt("invariance"),
+        shard=shard_options.settings(opt, os.environ),
         **_baseline_settings(opt, thresholds, root),
     )
 
