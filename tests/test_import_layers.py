@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),
     ("site",),
     ("run", "history_branch"),
+    ("merge",),
     ("plugin", "cli", "init", "starter", "suite", "pytest_plugin", "__main__"),
 )
 """Bottom to top. A module may import its own layer's modules (without a cycle) and any layer below.

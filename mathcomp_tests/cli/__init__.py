@@ -9,7 +9,22 @@ import argparse
 from collections.abc import Sequence
 from types import ModuleType
 
-from . import answers, audit, cache, diff, generate, history, init, keep, plan, prepare, record, report, site
+from . import (
+    answers,
+    audit,
+    cache,
+    diff,
+    generate,
+    history,
+    init,
+    keep,
+    merge,
+    plan,
+    prepare,
+    record,
+    report,
+    site,
+)
 
 COMMANDS: dict[str, ModuleType] = {
     "init": init,
@@ -17,6 +32,7 @@ COMMANDS: dict[str, ModuleType] = {
     "generate": generate,
     "answers": answers,
     "report": report,
+    "merge": merge,
     "diff": diff,
     "history": history,
     "record": record,

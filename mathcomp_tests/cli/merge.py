@@ -1,0 +1,71 @@
+"""`mathcomp merge SHARD_DIR... --out RUN_DIR`: the run folders of a sharded run's shards (pytest
+--shard=I/N, docs/sharding.md) put back into one run folder and gated as the unsharded run would be.
+
+The shards are checked first: each folder must hold shard.json and summary.json; every shard must be of
+the same run (one fingerprint: model, code version, dataset, cases, scenarios, the options that change
+answers), indexes 1 to N each once, and each complete. One missing, doubled, from another run or
+incomplete makes the merge INCOMPLETE: RUN_DIR holds the shards' records and a summary marked incomplete,
+naming why, and --update-baseline is not written. Otherwise every case is scored again over all the
+shards' answers by the suite's own code (no model is called): results.jsonl, summary.json, report.html,
+the comparison with --baseline (paired tests over all items), --holm across all tests, and
+--update-baseline, as an unsharded run writes them.
+
+Exit status, as pytest's for the unsharded run: 0 the run passed; 1 a case failed (under --fail-on=new: a
+new failure), or the merge is INCOMPLETE; 2 a usage error (a folder that is no shard's, RUN_DIR not new,
+a file the shards read that is not here as they read it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .command import usage_error
+
+HELP = "merge the run folders of a sharded run into one, and gate it"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="a shard's run folder")
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="RUN_DIR", help="the merged run's folder (new, or empty)"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="compare with this baseline file or run folder",
+    )
+    parser.add_argument(
+        "--update-baseline",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the merged run's answers as the baseline file here (only from a complete merge)",
+    )
+    parser.add_argument(
+        "--holm", action="store_true", help="Holm-correct the baseline tests across all cases"
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("any", "new"),
+        default="any",
+        help="which failed cases fail the merged run: any (the default), or new ones only (needs --baseline)",
+    )
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..merge import GateOptions, ShardFolderError, merge
+    from ..report.failures import verdict
+
+    gate = GateOptions(args.baseline, args.update_baseline, args.holm, args.fail_on)
+    try:
+        outcome = merge(args.shards, args.out, gate, print)
+    except ShardFolderError as exc:
+        usage_error(parser, str(exc))
+    print(f"MathComp merge: {verdict(outcome.summary).line}")
+    print(f"run folder: {args.out}")
+    sys.stdout.flush()
+    return outcome.exit_status

@@ -1,0 +1,118 @@
+"""The whole run the shards were parts of, rebuilt: its Settings from shard.json (the options that change
+answers, which every shard shares) and the merge's own gate options, and a Run that asks the shards'
+recorded answers (merge/replay.py) instead of a model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..records.results import RESULTS, read_records_kept
+from ..run import GENERATED, REVEAL_AFTER, Run
+from ..scoring import judge
+from ..scoring.baseline import sha256_of
+from ..scoring.cue_pairs import condition_of
+from ..settings import BackendOptions, Settings
+from ..types import Decoding
+from .replay import Answers, JudgeReplies, ReplayBackend, ReplayJudge
+from .shards import MANIFEST, ShardFolder, ShardFolderError
+
+FOLDERS = ("", GENERATED, REVEAL_AFTER)
+"""Where a run folder keeps results.jsonl: test_framing's at the top, test_generated's and
+test_reveal_after's in their subfolders."""
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """What the merge command gates with (its own options, not the shards')."""
+
+    baseline: Path | None = None
+    update_baseline: Path | None = None
+    holm: bool = False
+    fail_on: str = "any"
+
+
+def settings(shard: ShardFolder, out: Path, gate: GateOptions) -> Settings:
+    """The unsharded run's Settings; ShardFolderError when a file the shards read is not here as they read it."""
+    o: dict[str, Any] = shard.manifest["selection"]["options"]
+    thresholds = Path(str(shard.summary.get("thresholds", "thresholds.toml")))
+    if not thresholds.is_file() or sha256_of(thresholds) != o.get("thresholds_sha256"):
+        state = "is not here" if not thresholds.is_file() else "has changed since"
+        raise ShardFolderError(
+            f"{shard.path}: the thresholds file the shards were held to, {thresholds}, {state} the shards ran; "
+            "merge where the shards' thresholds.toml is, unchanged"
+        )
+    if o.get("identities_file_sha256") is not None:
+        raise ShardFolderError(
+            f"{shard.path}: the shards ran with --identities-file, whose path {MANIFEST} does not keep; "
+            "the merge cannot rebuild their prompts"
+        )
+    tuples = ("framings", "positions", "identities", "identity_on", "formats", "option_orders", "protocols")
+    plain = (
+        "model", "limit", "dataset", "dataset_policy", "temperature", "samples", "max_new_tokens", "chat_template",
+        "judge_model", "generated", "hypothesis_seed", "max_error_rate", "metamorphic", "invariance",
+        "reveal_after", "prompt_set", "paired_test", "require_power",
+    )  # fmt: skip
+    given: dict[str, Any] = {**{k: tuple(o[k]) for k in tuples}, **{k: o[k] for k in plain}}
+    return Settings(
+        **given,
+        backend=BackendOptions(
+            scoring=o["scoring"], model_revision=o["model_revision"], chat_template=o["chat_template"]
+        ),
+        thresholds=thresholds,
+        reports_dir=out.parent,
+        cache_path=None,
+        baseline=gate.baseline,
+        update_baseline=gate.update_baseline,
+        holm=gate.holm,
+        fail_on=gate.fail_on,
+    )
+
+
+def shard_records(shards: list[ShardFolder]) -> dict[str, list[dict[str, Any]]]:
+    """Every shard's records, by the folder of the run folder they are kept in, in the shards' order."""
+    out: dict[str, list[dict[str, Any]]] = {folder: [] for folder in FOLDERS}
+    for shard in shards:
+        for folder in FOLDERS:
+            records, _ = read_records_kept(shard.path / folder if folder else shard.path, RESULTS)
+            out[folder] += records
+    return out
+
+
+class MergedRun(Run):
+    """A Run over the whole selection whose model (and judge) answer from the shards' records."""
+
+    def __init__(self, settings: Settings, run_id: str, answers: Answers):
+        self.answers = answers
+        self.judge_replies = JudgeReplies()
+        self._replayed_judge: judge.Judge | None = None
+        super().__init__(settings, run_id)
+
+    def _model(self, options: BackendOptions) -> ReplayBackend:
+        return ReplayBackend(self.answers, self.sample_of)
+
+    def sample_of(self, decoding: Decoding) -> int:
+        """Which sample a decoding asks (Run.decodings: seeds 0..K-1 when --samples is above one)."""
+        return int(decoding.seed or 0) if self.settings.samples > 1 else 0
+
+    @property
+    def judge(self) -> judge.Judge | None:
+        if self.judge_spec is None:
+            return None
+        if self._replayed_judge is None:
+            replay = ReplayJudge(self.judge_replies, self.judge_spec.resolved)
+            self._replayed_judge = judge.Judge(self._cached(replay), self.judge_template)
+        return self._replayed_judge
+
+    def learn_judge(self, records: list[dict[str, Any]]) -> None:
+        """The judge's replies the records hold, by the judge prompt each answer was asked about."""
+        if self.judge_template is None:
+            return
+        scenarios = {s.id: s for s in [*self.scenarios, *(self.generated if self.settings.generated else [])]}
+        for record in records:
+            if record.get("judge_raw") is None or record.get("scenario") not in scenarios:
+                continue
+            (prompt,) = self.prompts_for(condition_of(record), [scenarios[record["scenario"]]])
+            asked = judge.judge_prompt(prompt, str(record.get("raw") or ""), self.judge_template)
+            self.judge_replies.add(asked, str(record["judge_raw"]))
