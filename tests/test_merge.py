@@ -23,9 +23,12 @@ SYMBOLIC = ("--model=symbolic", "--limit=9", "--framings=neutral,indirect-less",
 SHARDS = 3
 
 
-def merge(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """`mathcomp merge ARGS` in a process of its own, as a user runs it."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+def merge(*args: str | Path, job_summary: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`mathcomp merge ARGS` in a process of its own, as a user runs it (in a CI step whose
+    $GITHUB_STEP_SUMMARY is ``job_summary``, when given)."""
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {"HF_HUB_OFFLINE": "1"}
+    if job_summary is not None:
+        env["GITHUB_STEP_SUMMARY"] = str(job_summary)
     command = [sys.executable, "-m", "mathcomp_tests", "merge", *map(str, args)]
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
 
@@ -179,3 +182,20 @@ def test_a_folder_that_is_no_shard_is_a_usage_error(symbolic: dict[str, Any]) ->
     assert lines[-1].endswith(f"error: {whole}: no shard.json; expected a shard's run folder (a run with "
                               "--shard=I/N writes shard.json)")  # fmt: skip
     assert not (symbolic["root"] / "not-made").exists()
+
+
+def test_the_merges_verdict_reaches_the_job_summary(symbolic: dict[str, Any]) -> None:
+    """In a CI step, the merged run's verdict is on the job's page as a run's is: PASSED with the report's
+    path, and an INCOMPLETE merge says so first, naming the missing shard."""
+    root = symbolic["root"]
+    one, two, three = (s.run_dir for s in symbolic["shards"])
+    page = root / "step-summary.md"
+    done = merge(one, two, three, "--out", root / "merged-ci", job_summary=page)
+    assert done.returncode == 0, done.stdout + done.stderr
+    passed = page.read_text()
+    assert passed.startswith("## MathComp: PASSED: all"), passed
+    assert str(root / "merged-ci" / "report.html") in passed, passed
+    missing = merge(one, two, "--out", root / "merged-ci-missing", job_summary=page)
+    assert missing.returncode == 1
+    added = page.read_text()[len(passed) :]
+    assert added.startswith("## MathComp: INCOMPLETE") and "shard 3 of 3 missing" in added, added

@@ -2,13 +2,12 @@
 CI's cache and artifacts stood in for by folders, tests/helpers/fake_ci.py; the history branch pushed to a
 real bare repository, the `origin` of each night's checkout), on the symbolic backend, the demo model, and
 over three nights of a model server: one good, one whose server dies mid-run, one cancelled (as GitHub's
-runner cancels a step). The branch must carry the nights from one CI run to the next, history must mark the
-bad ones, and the site must be built."""
+runner cancels a step), and as three shards merged into the night's one record. The branch must carry the
+nights from one CI run to the next, history must mark the bad ones, and the site must be built."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,83 +20,23 @@ from typing import Any
 import pytest
 import yaml
 from helpers.cache_rows import cached_rows
-from helpers.fake_ci import FakeCI, Step
+from helpers.fake_ci import Step
 from helpers.fault_server import FaultServer
+from helpers.nightly_ci import (
+    BRANCH,
+    RUN,
+    SELECTION,
+    WORKFLOW,
+    checkout,
+    git,
+    history_env,
+    kept,
+    night_ci,
+    origin_repo,
+    said,
+    suite_env,
+)
 from helpers.suite_runner import REPO, run_suite
-
-WORKFLOW = REPO / ".github" / "workflows" / "nightly.yml"
-SELECTION = "--limit=30 --framings=neutral,direct-more --positions=end"
-RUN = "Run the suite against the committed baseline"
-BRANCH = "mathcomp-history"
-
-
-def _ci(tmp: Path, model: str, night: int = 1) -> FakeCI:
-    context = {
-        "matrix.model": model,
-        "github.run_id": str(night),
-        "github.run_attempt": "1",
-        "runner.os": "Linux",
-        "strategy.job-index": "0",
-    }
-    return FakeCI(WORKFLOW, REPO, tmp / "ci-cache", tmp / f"night-{night}" / "artifacts", context)
-
-
-def _suite_env(tmp: Path, baseline: Path, args: str, night: int = 1) -> dict[str, str]:
-    folder = tmp / f"night-{night}"
-    return {
-        "BASELINE": str(baseline),
-        "REPORTS": str(folder / "reports"),
-        "CACHE_DIR": str(folder / "answers"),
-        "RECORD": str(folder / "record"),
-        "SUITE_ARGS": args,
-    }
-
-
-def _history_env(tmp: Path, night: int) -> dict[str, str]:
-    folder = tmp / f"night-{night}"
-    return {
-        "RECORDS": str(folder / "records"),
-        "HISTORY": str(folder / "history"),
-        "SITE": str(folder / "site"),
-        "TABLE": str(folder / "history.txt"),
-        # A runner's git: no identity of its own, nothing from this machine's configuration.
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-
-
-def _git(*args: str, cwd: Path | None = None) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=True)
-    return done.stdout.strip()
-
-
-def _origin(tmp: Path) -> Path:
-    """The repository's remote: a bare repository whose main holds one commit."""
-    origin = tmp / "origin.git"
-    _git("init", "-q", "--bare", "-b", "main", str(origin))
-    seed = tmp / "seed"
-    _git("clone", "-q", str(origin), str(seed))
-    (seed / "README.md").write_text("a repository that runs the nightly workflow\n")
-    _git("add", "README.md", cwd=seed)
-    _git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "start", cwd=seed)
-    _git("push", "-q", "origin", "main", cwd=seed)
-    return origin
-
-
-def _checkout(tmp: Path, origin: Path, night: int) -> Path:
-    """The history job's checkout, as actions/checkout leaves it: a clone whose `origin` is the remote."""
-    checkout = tmp / f"night-{night}" / "checkout"
-    _git("clone", "-q", str(origin), str(checkout))
-    return checkout
-
-
-def _kept(origin: Path) -> set[str]:
-    """The run ids the history branch holds."""
-    return set(_git("--git-dir", str(origin), "ls-tree", "--name-only", BRANCH).splitlines())
-
-
-def _said(steps: list[Step]) -> str:
-    return "\n".join(f"--- {s.name}: {s.returncode}\n{s.output[-3000:]}" for s in steps)
 
 
 def test_the_workflow_runs_a_matrix_of_models_on_a_chosen_runner() -> None:
@@ -126,9 +65,9 @@ def test_the_nightly_commands_compare_with_the_baseline_and_publish_the_report(
     baseline = tmp_path / "baseline.txt"
     made = run_suite(tmp_path / "base", *SELECTION.split(), f"--update-baseline={baseline}")  # the demo model
     assert baseline.exists(), made.output
-    ci = _ci(tmp_path, model)
-    steps = ci.run("suite", _suite_env(tmp_path, baseline, SELECTION))
-    assert [p.returncode for p in steps if p.returncode is not None] == [0, 0, 0, 0, 0], _said(steps)
+    ci = night_ci(tmp_path, model)
+    steps = ci.run("suite", suite_env(tmp_path, baseline, SELECTION))
+    assert [p.returncode for p in steps if p.returncode is not None] == [0, 0, 0, 0, 0], said(steps)
     slug = model.replace(":", "_").replace("/", "_")
     artifact = ci.artifacts / f"mathcomp-report-{slug}-0"
     assert {"report.html", "summary.json", "results.jsonl", "junit.xml"} <= {
@@ -145,11 +84,11 @@ def test_the_nightly_commands_compare_with_the_baseline_and_publish_the_report(
     assert record.name == summary["run_id"] and json.loads((record / "summary.json").read_text()) == summary
     # No diff.html: the baseline holds no generated cases, so the diff refuses (three_nights has one).
     assert {p.name for p in record.iterdir()} == {"summary.json", "report.html"}
-    origin = _origin(tmp_path)
-    history = ci.run("history", _history_env(tmp_path, 1), cwd=_checkout(tmp_path, origin, 1))
-    assert [p.returncode for p in history if p.returncode is not None] == [0, 0, 0, 0], _said(history)
+    origin = origin_repo(tmp_path)
+    history = ci.run("history", history_env(tmp_path, 1), cwd=checkout(tmp_path, origin, 1))
+    assert [p.returncode for p in history if p.returncode is not None] == [0, 0, 0, 0], said(history)
     assert summary["run_id"] in (tmp_path / "night-1" / "history.txt").read_text()
-    assert _kept(origin) == {summary["run_id"]}
+    assert kept(origin) == {summary["run_id"]}
     for site in (
         tmp_path / "night-1" / "site",
         ci.artifacts / "mathcomp-site",
@@ -162,7 +101,7 @@ def test_a_baseline_that_does_not_fit_fails_the_nightly_run_before_any_case(tmp_
     baseline = tmp_path / "baseline.txt"
     made = run_suite(tmp_path / "base", "--model=symbolic", "--limit=10", f"--update-baseline={baseline}")
     assert made.returncode == 0, made.output
-    steps = _ci(tmp_path, "symbolic").run("suite", _suite_env(tmp_path, baseline, SELECTION))
+    steps = night_ci(tmp_path, "symbolic").run("suite", suite_env(tmp_path, baseline, SELECTION))
     run = next(s for s in steps if s.name == RUN)
     assert run.returncode == 4 and "does not fit this run: other scenarios" in run.output
     junit = tmp_path / "night-1" / "reports" / "junit.xml"
@@ -244,11 +183,11 @@ def three_nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         )
     assert made.returncode == 0 and baseline.exists(), made.output
     committed = baseline.read_bytes()
-    origin = _origin(tmp)
+    origin = origin_repo(tmp)
     nights: list[list[Step]] = []
     for night in (1, 2, 3):
-        ci = _ci(tmp, MODEL, night)
-        env = _suite_env(tmp, baseline, "", night)
+        ci = night_ci(tmp, MODEL, night)
+        env = suite_env(tmp, baseline, "", night)
         answers = Path(env["CACHE_DIR"])
         with ExitStack() as stack:
             server = stack.enter_context(FaultServer(models=_served(night), latency=0.1).running())
@@ -258,7 +197,7 @@ def three_nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 3: {RUN: _after_new_answers(answers, ci.cancel)},
             }.get(night)
             suite = ci.run("suite", env, during)
-        history = ci.run("history", _history_env(tmp, night), cwd=_checkout(tmp, origin, night))
+        history = ci.run("history", history_env(tmp, night), cwd=checkout(tmp, origin, night))
         nights.append(suite + history)
     return {"tmp": tmp, "nights": nights, "baseline": baseline, "committed": committed, "origin": origin}
 
@@ -273,7 +212,7 @@ def test_history_keeps_every_night_across_ci_runs_and_marks_the_cancelled_one(
     three_nights: dict[str, Any],
 ) -> None:
     runs = [next(s for s in steps if s.name == RUN) for steps in three_nights["nights"]]
-    assert runs[0].returncode == 0, _said(three_nights["nights"][0])
+    assert runs[0].returncode == 0, said(three_nights["nights"][0])
     assert runs[1].returncode != 0 and "stopped answering" in runs[1].output, runs[1].output[-3000:]
     assert runs[2].returncode != 0
     assert [len(_history(three_nights, n)) for n in (1, 2, 3)] == [1, 2, 3], (
@@ -284,9 +223,9 @@ def test_history_keeps_every_night_across_ci_runs_and_marks_the_cancelled_one(
     assert "INCOMPLETE" not in first
     assert "INCOMPLETE" in third, third
     recorded = {p.name for n in (1, 2, 3) for p in (three_nights["tmp"] / f"night-{n}" / "record").iterdir()}
-    assert len(recorded) == 3 and _kept(three_nights["origin"]) == recorded, "the branch holds every night"
+    assert len(recorded) == 3 and kept(three_nights["origin"]) == recorded, "the branch holds every night"
     (night_1,) = (three_nights["tmp"] / "night-1" / "record").iterdir()
-    kept_1 = _git(
+    kept_1 = git(
         "--git-dir", str(three_nights["origin"]), "ls-tree", "--name-only", f"{BRANCH}:{night_1.name}"
     )
     assert kept_1.split() == ["diff.html", "report.html", "summary.json"], "a finished night's whole record"
@@ -305,7 +244,7 @@ def test_a_cancelled_night_still_records_and_reaches_the_branch(three_nights: di
     ran = {s.name: s for s in three_nights["nights"][2]}
     assert ran["Keep the night's record (a stand-in when the run wrote no summary.json)"].returncode == 0
     assert ran["Collect the report (reports/latest is a link)"].output == "skipped"
-    assert ran["Add tonight's records to the branch mathcomp-history"].returncode == 0, _said(
+    assert ran["Add tonight's records to the branch mathcomp-history"].returncode == 0, said(
         list(ran.values())
     )
     assert ran["Build the site"].returncode == 0
@@ -322,16 +261,16 @@ def test_a_night_that_ended_before_summary_json_keeps_a_stand_in_history_reads(t
     """The record step after a night that wrote no summary.json (cancelled, killed, out of memory): its
     stand-in is the suite's own format (version 2, incomplete, the reason), and history marks the night."""
     workflow = yaml.safe_load(WORKFLOW.read_text())
-    kept = ("Name this leg", "Choose this model's baseline and hub access", "Keep the night's record")
+    left = ("Name this leg", "Choose this model's baseline and hub access", "Keep the night's record")
     workflow["jobs"]["suite"]["steps"] = [
-        s for s in workflow["jobs"]["suite"]["steps"] if str(s.get("name", "")).startswith(kept)
+        s for s in workflow["jobs"]["suite"]["steps"] if str(s.get("name", "")).startswith(left)
     ]  # the night's suite never ran: no summary.json under REPORTS
     trimmed = tmp_path / "nightly.yml"
     trimmed.write_text(yaml.safe_dump(workflow))
-    ci = _ci(tmp_path, MODEL)
+    ci = night_ci(tmp_path, MODEL)
     ci.workflow = trimmed
-    steps = ci.run("suite", _suite_env(tmp_path, tmp_path / "none.txt", ""))
-    assert [s.returncode for s in steps] == [0, 0, 0], _said(steps)
+    steps = ci.run("suite", suite_env(tmp_path, tmp_path / "none.txt", ""))
+    assert [s.returncode for s in steps] == [0, 0, 0], said(steps)
     (folder,) = (tmp_path / "night-1" / "record").iterdir()
     record = json.loads((folder / "summary.json").read_text())
     assert (record["version"], record["run_id"], record["model"], record["status"]) == (

@@ -1,10 +1,11 @@
 """Every workflow passes actionlint with shellcheck on (the dev extra ships both binaries): each file of this
 repository's .github/workflows, and the one `mathcomp init` writes into a user's repository, with their model
-and this package's version filled in."""
+and this package's version filled in; the scripts the workflows call (.github/scripts) pass shellcheck."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,11 @@ def _lint(workflow: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+SCRIPTS = sorted((REPO / ".github" / "scripts").glob("*.sh"))
+"""What the workflows' steps run from the checkout (actionlint checks the `run:` line that calls one, not
+the script)."""
+
+
 def _starter(folder: Path) -> Path:
     init.init(folder, "hf:Qwen/Qwen2.5-3B-Instruct")
     return folder / ".github" / "workflows" / "mathcomp.yml"
@@ -51,6 +57,21 @@ def test_there_are_workflows_to_lint() -> None:
 def test_the_workflow_passes_actionlint(workflow: Path) -> None:
     linted = _lint(workflow)
     assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_every_script_a_workflow_calls_is_there() -> None:
+    called = {
+        found
+        for workflow in WORKFLOWS
+        for found in re.findall(r"\.github/scripts/[\w.-]+", workflow.read_text())
+    }
+    assert called and called <= {str(s.relative_to(REPO)) for s in SCRIPTS}, called
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_the_workflows_scripts_pass_shellcheck(script: Path) -> None:
+    checked = subprocess.run([_tool("shellcheck"), str(script)], capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_the_starter_workflow_passes_actionlint(tmp_path: Path) -> None:

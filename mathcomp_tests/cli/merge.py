@@ -8,7 +8,8 @@ incomplete makes the merge INCOMPLETE: RUN_DIR holds the shards' records and a s
 naming why, and --update-baseline is not written. Otherwise every case is scored again over all the
 shards' answers by the suite's own code (no model is called): results.jsonl, summary.json, report.html,
 the comparison with --baseline (paired tests over all items), --holm across all tests, and
---update-baseline, as an unsharded run writes them.
+--update-baseline, as an unsharded run writes them. The verdict goes to $GITHUB_STEP_SUMMARY too, as a
+run's does.
 
 Exit status, as pytest's for the unsharded run: 0 the run passed; 1 a case failed (under --fail-on=new: a
 new failure), or the merge is INCOMPLETE; 2 a usage error (a folder that is no shard's, RUN_DIR not new,
@@ -58,6 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..merge import GateOptions, ShardFolderError, merge
+    from ..plugin.finish import write_job_summary
     from ..report.failures import verdict
 
     gate = GateOptions(args.baseline, args.update_baseline, args.holm, args.fail_on)
@@ -67,5 +69,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         usage_error(parser, str(exc))
     print(f"MathComp merge: {verdict(outcome.summary).line}")
     print(f"run folder: {args.out}")
+    report = args.out / "report.html"
+    unwritten = write_job_summary(outcome.summary, report if report.is_file() else None)
+    if unwritten:
+        print(unwritten)
     sys.stdout.flush()
     return outcome.exit_status

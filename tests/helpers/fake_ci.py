@@ -5,7 +5,9 @@ context values; anything else is an error, never a guess), cancels a run as GitH
 step's own process, SIGTERM 7.5 s later, a kill 2.5 s after that), and stands in for the actions the steps rely
 on with folders: actions/cache/restore and /save (a store carried from night to night, restored by exact key
 or else by the newest key with a restore-keys prefix, as GitHub does; `cache-hit` set on an exact hit),
-actions/upload-artifact, upload-pages-artifact and download-artifact (one run's artifacts folder). Checkout,
+actions/upload-artifact, upload-pages-artifact and download-artifact (one run's artifacts folder; merged, or
+each artifact in a folder of its name). A job's `outputs:` and its result are what later jobs read as
+needs.<job>.outputs.* and needs.<job>.result. Checkout,
 setup-python and the steps named "Set up" (the installs) are not run: the test runs in a checkout it made, in
 the virtualenv set up already, first on PATH."""
 
@@ -134,6 +136,7 @@ class FakeCI:
         self.context = {k: v for k, v in self.context.items() if not k.startswith("steps.")}  # the job's own
         run_status = "cancelled" if self.cancelled else "failure" if self.failed else "success"
         if not self.holds(job.get("if"), run_status):
+            self.context[f"needs.{job_name}.result"] = "skipped"
             return [Step(job_name, None, "skipped: the job's condition does not hold")]
         declared = {k: str(v) for k, v in (job.get("env") or {}).items()}
         environment = {**declared, **env}
@@ -177,6 +180,13 @@ class FakeCI:
             elif returncode != 0 and status == "success":
                 status = "failure"
         self.failed = self.failed or status == "failure"
+        self.context[f"needs.{job_name}.result"] = status
+        for key, value in (job.get("outputs") or {}).items():
+            try:
+                found = self.expand(str(value), environment)
+            except KeyError:  # a step that wrote no such output (it failed first): '' on GitHub too
+                found = ""
+            self.context[f"needs.{job_name}.outputs.{key}"] = found
         return done
 
     def _shell(
@@ -247,11 +257,12 @@ class FakeCI:
                 shutil.copytree(source, self.artifacts / name, dirs_exist_ok=True)
         elif action == "actions/download-artifact":
             target = self._path(str(given["path"]), env)
-            assert target is not None and given.get("merge-multiple"), "the fake downloads merged artifacts"
+            assert target is not None, "the fake downloads into a folder of the job's"
             pattern = self.expand(str(given["pattern"]), env)
             for found in sorted(self.artifacts.iterdir()) if self.artifacts.exists() else []:
                 if fnmatch.fnmatch(found.name, pattern):
-                    shutil.copytree(found, target, dirs_exist_ok=True)
+                    into = target if given.get("merge-multiple") else target / found.name
+                    shutil.copytree(found, into, dirs_exist_ok=True)
         else:
             raise AssertionError(f"the fake CI does not stand in for {uses}")
 
