@@ -26,10 +26,8 @@ from mathcomp_tests.cli import main
 from mathcomp_tests.records import results
 from mathcomp_tests.types import Response
 
-SUBCOMMANDS = (
-    "init", "audit", "generate", "answers", "report", "merge", "diff", "history", "record", "site", "keep", "cache",
-    "plan", "prepare",
-)  # fmt: skip
+SUBCOMMANDS = ("init", "audit", "generate", "answers", "report", "merge", "diff", "history", "record", "site",
+               "keep", "cache", "plan", "prepare")  # fmt: skip
 CONSOLE_SCRIPT = "import sys; from mathcomp_tests.cli import main; sys.exit(main())"
 """What the `mathcomp` console script runs (it exists once the package is installed)."""
 
