@@ -107,8 +107,7 @@ def _stand_in(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None) -> int:
     from .. import summary_format
     from ..records import results
-    from ..report import history_records
-    from ..report.standalone import RunFolderError, load_summary
+    from ..report.standalone import RunFolderError, load_record
     from ..site import night_record, nights
 
     if not (run_dir / summary_format.NAME).is_file():
@@ -117,12 +116,9 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None) -> int:
             "record the night with --stand-in --model MODEL"
         )
     try:
-        summary = load_summary(run_dir)
+        summary = load_record(run_dir)
     except RunFolderError as exc:
         return fail(str(exc))
-    bad = history_records.problem(run_dir / summary_format.NAME, summary)
-    if bad is not None:
-        return fail(bad)
     run_id = str(summary["run_id"])
     if not results.safe_run_id(run_id):
         return fail(f"{run_dir / summary_format.NAME}: run_id {run_id!r} is not one plain folder name")

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..records.results import safe_run_id
-from ..report import history_records
-from ..report.standalone import DamagedRunError, RunFolderError, load_summary
+from ..report.standalone import RunFolderError, load_record
 from ..summary_format import NAME as SUMMARY
 
 KEPT = (SUMMARY, "report.html", "diff.html")
@@ -37,11 +36,9 @@ def _refusal(folder: Path) -> str | None:
             "'.', '_', '-', '+', starting with a letter or digit)"
         )
     try:
-        summary = load_summary(folder)
-    except (RunFolderError, DamagedRunError) as exc:
+        summary = load_record(folder)
+    except RunFolderError as exc:
         return str(exc)
-    if (bad := history_records.problem(folder / SUMMARY, summary)) is not None:
-        return bad
     if summary["run_id"] != folder.name:
         return (
             f"{folder / SUMMARY}: run_id {summary['run_id']!r}; expected the folder's name, {folder.name!r}"

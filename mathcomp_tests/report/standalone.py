@@ -49,6 +49,15 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
     return summary
 
 
+def load_record(run_dir: Path) -> dict[str, Any]:
+    """``load_summary`` of a night's record, every field history reads of the type it reads (history_records):
+    DamagedRunError naming the file and the field otherwise."""
+    summary = load_summary(run_dir)
+    if (bad := history_records.problem(run_dir / results.SUMMARY, summary)) is not None:
+        raise DamagedRunError(bad)
+    return summary
+
+
 def load_run(run_dir: Path, warn: Warn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(summary.json, results.jsonl records) of a finished run; ``warn`` hears of a cut last record."""
     summary = load_summary(run_dir)
@@ -137,10 +146,7 @@ def history(
     summaries, skipped = [], []
     for run_dir in run_folders(reports_dir):
         try:
-            summary = load_summary(run_dir)
-            if (bad := history_records.problem(run_dir / results.SUMMARY, summary)) is not None:
-                raise DamagedRunError(bad)
-            summaries.append(summary)
+            summaries.append(load_record(run_dir))
         except DamagedRunError as exc:
             if skip is None:
                 raise

@@ -11,8 +11,8 @@ from typing import Any
 
 from .. import summary_format
 from ..records import results
-from ..report import failures, history_records
-from ..report.standalone import DamagedRunError, load_summary
+from ..report import failures
+from ..report.standalone import DamagedRunError, load_record
 from ..verdict.standing import KNOWN
 
 DIFF = "diff.html"
@@ -71,10 +71,7 @@ class Night:
 
 def read_night(folder: Path) -> Night:
     """The night ``folder`` records; DamagedRunError naming the file when it is not a record history reads."""
-    summary = load_summary(folder)
-    bad = history_records.problem(folder / summary_format.NAME, summary)
-    if bad is not None:
-        raise DamagedRunError(bad)
+    summary = load_record(folder)
     verdict = failures.verdict(summary)
     return Night(
         folder.name,
