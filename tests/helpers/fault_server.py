@@ -80,6 +80,8 @@ class FaultServer:
     reply_model: str | None = None
     """The model name every reply gives (None: the one the request asked for; a server may alias it)."""
     log: list[Request] = field(default_factory=list)
+    health_checks: int = 0
+    """GET /health requests received."""
     port: int = 0
     _seen: dict[str, int] = field(default_factory=dict)
     _attempts: dict[str, int] = field(default_factory=dict)
@@ -222,6 +224,8 @@ class FaultServer:
         return stream
 
     async def _health(self, request: web.Request) -> web.Response:
+        with self._lock:
+            self.health_checks += 1
         return web.Response(status=200)
 
     async def _models(self, request: web.Request) -> web.Response:

@@ -18,7 +18,7 @@ from ...settings import BackendOptions
 from ...types import Decoding, Prompt, Response
 from ..base import ERROR_CHARS, BackendError, OnResponse
 from ..secrets import redact
-from . import probe, router
+from . import health, probe, router
 from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
 
 CONCURRENCY = 16
@@ -211,7 +211,7 @@ def _pinger(bases: list[str]) -> Callable[[], Awaitable[str | None]]:
         import httpx
 
         failure = None
-        async with httpx.AsyncClient(timeout=5.0) as client:
+        async with health.client(5.0) as client:
             for base in bases:
                 try:
                     await client.get(base.rstrip("/") + "/models")

@@ -84,6 +84,9 @@ class Liveness:
         self.errors: Counter[str] = Counter()
         """The error replies of the current streak, as ``HTTP <status>`` or what was wrong with a 200."""
         self.last_answer = clock()
+        self.last_check = float("-inf")
+        """When a supervised call last checked the server directly: calls in flight together share the
+        checks, one per CHECK_SECONDS, instead of each checking for itself."""
         self._trips: set[asyncio.Event] = set()
         """One event per supervised call under way (calls may overlap: a case asked ahead of its turn)."""
 
@@ -167,7 +170,7 @@ class Liveness:
         tripped = asyncio.Event()
         self._trips.add(tripped)
         task = asyncio.ensure_future(work)
-        checked = self.clock()
+        started = self.clock()
         try:
             while True:
                 trip = asyncio.ensure_future(tripped.wait())
@@ -178,8 +181,9 @@ class Liveness:
                 if task in done:
                     return task.result()
                 doubt = self.failures or self.clock() - self.last_answer >= SILENT_SECONDS
-                if doubt and self.ping is not None and self.clock() - checked >= CHECK_SECONDS:
-                    checked = self.clock()
+                since = self.clock() - max(started, self.last_check)
+                if doubt and self.ping is not None and since >= CHECK_SECONDS:
+                    self.last_check = self.clock()
                     await self.check()
                 why = self.gone()
                 if why is not None and self.failures >= self.max_failures and await self.check():

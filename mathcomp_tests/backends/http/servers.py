@@ -15,7 +15,7 @@ from typing import Any
 
 from ...settings import BackendOptions
 from ..base import BackendError
-from . import router
+from . import health, router
 from .liveness import Ping
 
 HEALTH_TIMEOUT = 5.0
@@ -98,7 +98,7 @@ def pinger(root: str) -> Ping:
         import httpx
 
         try:
-            async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT) as client:
+            async with health.client(HEALTH_TIMEOUT) as client:
                 await client.get(root + "/health")
         except httpx.TransportError as exc:
             return f"GET {root}/health: {type(exc).__name__}: {exc}"
