@@ -20,9 +20,8 @@ from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models
-from mathcomp_tests.backends.base import BackendError, ServerGoneError
+from mathcomp_tests.backends.base import BackendError, ServerGoneError, ServerLeftWarning
 from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache
-from mathcomp_tests.backends.http.pool import ServerLeftWarning
 from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Prompt
@@ -232,3 +231,46 @@ def test_the_suite_over_two_servers_completes_and_a_rerun_reads_the_cache(tmp_pa
     assert all(r["status"] == "ok" and r["label"] == "more" for r in first.records)
     assert second.returncode == 0 and second.summary["prompts_sent"] == 0, second.output
     assert [len(s.requests()) for s in servers] == marks
+
+
+def test_a_server_that_left_a_suite_run_is_an_end_of_run_note_and_in_the_summary(tmp_path: Path) -> None:
+    servers = [FaultServer(models=_listed(), latency=0.1) for _ in range(2)]
+    stacks = [ExitStack() for _ in servers]
+    for stack, server in zip(stacks, servers, strict=True):
+        stack.enter_context(server.running())
+    victim = servers[1]
+
+    def stop_after_two_requests() -> None:
+        deadline = time.monotonic() + 120
+        while len(victim.requests()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stacks[1].close()
+
+    thresholds = tmp_path / "thresholds.toml"
+    thresholds.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
+    stopper = threading.Thread(target=stop_after_two_requests)
+    stopper.start()
+    try:
+        run = run_suite(
+            tmp_path,
+            "--model=tiny",
+            f"--model-config={_config(tmp_path, servers)}",
+            "--api-batching=completions",
+            "--limit=60",
+            "--framings=neutral,direct-more,direct-less",
+            "--positions=end",
+            "--batch-size=4",
+            "--max-connection-failures=2",
+            f"--thresholds={thresholds}",
+        )
+        stopper.join()
+    finally:
+        stacks[0].close()
+        stacks[1].close()
+    gone = victim.url.removesuffix("/v1")
+    assert run.returncode == 0, run.output
+    assert [r["status"] for r in run.records] == ["ok"] * 180
+    (left,) = run.summary["servers_left"]
+    assert left.startswith(f"the model server at {gone} went away") and servers[0].url.removesuffix("/v1") in left
+    tail = run.output[run.output.index("MathComp directional error") :]  # the table and the notes under it
+    assert f"MathComp: the model server at {gone} went away" in tail, tail

@@ -43,6 +43,11 @@ class BackendError(RuntimeError):
     """A backend that cannot start: missing package, unknown model, unreachable weights."""
 
 
+class ServerLeftWarning(UserWarning):
+    """A server of several went away during the run; the others take over its prompts. The suite keeps
+    each as an end-of-run note and in summary.json's ``servers_left``."""
+
+
 class ServerGoneError(BackendError):
     """The model server stopped answering in the middle of a run: the run ends here, not after minutes
     of retries per case. Everything answered before stays in the response cache."""

@@ -51,6 +51,7 @@ def recompute(
         selected=tests,
         reported=tests,
         records_dropped=[note for shard in shards for note in shard.summary.get("records_dropped") or []],
+        servers_left=[line for shard in shards for line in shard.summary.get("servers_left") or []],
         reveal_after=sorted(reveal, key=lambda r: str(r["case"])),
     )
     summary = run_summary(run, facts, cases, generated, merged.records)

@@ -38,6 +38,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         if (run.run_dir / sub).is_dir():
             dropped += results.merge_parts(run.run_dir / sub, records.record_key).notes
     state.notes += dropped
+    state.notes += [f"MathComp: {line}" for line in state.servers_left]
     from ..run.summary import SessionFacts, run_summary
 
     facts = SessionFacts(
@@ -48,6 +49,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         narrowed=narrowing.block(session.config, run, tracker.selected),
         reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
         batch=run.batch_summary(),
+        servers_left=list(state.servers_left),
     )
     state.records = merged.records
     state.summary = run_summary(run, facts, state.cases, state.generated_cases, state.records)

@@ -4,10 +4,12 @@ that it survives xdist), and the item that runs next (its case can be asked ahea
 from __future__ import annotations
 
 import shutil
+import warnings
 from typing import Any
 
 import pytest
 
+from ..backends.base import ServerLeftWarning
 from ..backends.secrets import redact
 from ..records import items as records
 from ..run import Run
@@ -40,6 +42,15 @@ class State:
         """True when the run stopped on a usage error after its folder was made: the folder is removed."""
         self.next_item: pytest.Item | None = None
         """The item pytest runs after the current one (in this process): its case can be asked ahead."""
+        self.servers_left: list[str] = []
+        """Each server of several that went away during the run (its ServerLeftWarning), once, in order."""
+
+    def pytest_warning_recorded(self, warning_message: warnings.WarningMessage) -> None:
+        """Keep a server's departure, from this process or (under xdist) a worker's, for the end of the run."""
+        if issubclass(warning_message.category, ServerLeftWarning):
+            text = redact(str(warning_message.message))
+            if text not in self.servers_left:
+                self.servers_left.append(text)
 
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         self.next_item = nextitem

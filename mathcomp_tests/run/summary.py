@@ -43,6 +43,8 @@ class SessionFacts:
     reveal_after: list[dict[str, Any]] = field(default_factory=list)
     batch: BatchSummary | None = None
     """What --batch sent and collected; None without --batch."""
+    servers_left: list[str] = field(default_factory=list)
+    """One line per server of several that went away while the others took over its prompts."""
 
 
 def _header(run_id: str, model: str, reasons: list[str]) -> dict[str, Any]:
@@ -131,6 +133,7 @@ def run_summary(
         "cases_selected": facts.selected,
         "cases_reported": facts.reported,
         "records_dropped": list(facts.records_dropped),
+        "servers_left": list(facts.servers_left),
         "narrowed": facts.narrowed,
         "reveal_after": list(facts.reveal_after),
         "batch": None if facts.batch is None else facts.batch.as_dict(),

@@ -19,13 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...types import Decoding
-from ..base import ServerGoneError
+from ..base import ServerGoneError, ServerLeftWarning
 from .batched import BatchedCompletions, Done, Job, Read, Unreached
 from .liveness import Liveness
-
-
-class ServerLeftWarning(UserWarning):
-    """A server of several went away during the run; the others take over its prompts."""
 
 
 @dataclass
