@@ -135,31 +135,44 @@ class BatchedCompletions:
             "return_tokens_as_token_ids": True,
         }
 
-    def chunks(self, jobs: Sequence[Job]) -> list[list[Job]]:
-        return self.chunks_of(jobs, self.batch_size, self.in_flight)
+    def chunks(self, jobs: Sequence[Job], whole: int | None = None) -> list[list[Job]]:
+        return self.chunks_of(jobs, self.batch_size, self.in_flight, whole)
 
     @staticmethod
-    def chunks_of(jobs: Sequence[Job], batch_size: int, in_flight: int) -> list[list[Job]]:
+    def chunks_of(
+        jobs: Sequence[Job], batch_size: int, in_flight: int, whole: int | None = None
+    ) -> list[list[Job]]:
         """Jobs grouped by request parameters, each group cut into requests of at most batch_size, and
-        into at least ``in_flight`` requests when it has that many prompts (the engine gets them all)."""
+        into at least ``in_flight`` requests when it has that many prompts (the engine gets them all).
+        ``whole``: the prompts of the whole call these jobs are a piece of, which sizes the requests."""
         groups: dict[tuple[int, ...] | None, list[Job]] = {}
         for job in jobs:
             groups.setdefault(job.group, []).append(job)
         out = []
         for group in groups.values():
-            size = max(1, min(batch_size, math.ceil(len(group) / in_flight)))
+            size = max(1, min(batch_size, math.ceil((whole or len(group)) / in_flight)))
             out += [group[i : i + size] for i in range(0, len(group), size)]
         return out
 
-    async def run(self, jobs: Sequence[Job], decoding: Decoding, done: Done, read: Read) -> None:
-        """Every job answered through ``done`` (an answer or an item error), or ServerGoneError."""
-        limit = asyncio.Semaphore(self.in_flight)
+    async def run(
+        self,
+        jobs: Sequence[Job],
+        decoding: Decoding,
+        done: Done,
+        read: Read,
+        *,
+        whole: int | None = None,
+        limit: asyncio.Semaphore | None = None,
+    ) -> None:
+        """Every job answered through ``done`` (an answer or an item error), or ServerGoneError. The
+        pieces of one call (``whole`` prompts) share its ``limit`` on requests in flight."""
+        limit = limit or asyncio.Semaphore(self.in_flight)
 
         async def one(chunk: list[Job]) -> None:
             async with limit:
                 await self.send(chunk, decoding, done, read)
 
-        await self.liveness.supervise(asyncio.gather(*(one(c) for c in self.chunks(jobs))))
+        await self.liveness.supervise(asyncio.gather(*(one(c) for c in self.chunks(jobs, whole))))
 
     async def send(self, chunk: list[Job], decoding: Decoding, done: Done, read: Read) -> None:
         scored = chunk[0].labels is not None

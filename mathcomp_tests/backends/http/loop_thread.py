@@ -8,8 +8,9 @@ pool and one Liveness.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -34,6 +35,26 @@ class LoopThread:
             return future.result()
         except BaseException:
             future.cancel()
+            raise
+
+    def run_each(self, coros: Iterator[Coroutine[Any, Any, Any]]) -> None:
+        """Start each coroutine as soon as ``coros`` makes it (the caller's thread prepares the next while
+        the loop runs those before), and wait for all; the first to fail cancels the others and is raised,
+        and no coroutine is started after it failed (a server gone ends the call once, not once a piece)."""
+        futures: list[concurrent.futures.Future[Any]] = []
+        try:
+            for coro in coros:
+                if any(f.done() and not f.cancelled() and f.exception() is not None for f in futures):
+                    coro.close()
+                    break
+                futures.append(asyncio.run_coroutine_threadsafe(coro, self.loop))
+            done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+            for future in futures:
+                if future in done:
+                    future.result()  # raises the failure that ended the wait
+        except BaseException:
+            for future in futures:
+                future.cancel()
             raise
 
     def close(self, last: Coroutine[Any, Any, Any] | None = None) -> None:

@@ -64,16 +64,19 @@ class ServerPool:
         for member in self.members:
             member.client.hand_back = True  # an unreachable server's prompts go to the others
 
-    def chunks(self, jobs: Sequence[Job]) -> list[list[Job]]:
-        """The jobs cut into requests, at least one per place in flight over all servers still here."""
+    def chunks(self, jobs: Sequence[Job], whole: int | None = None) -> list[list[Job]]:
+        """The jobs cut into requests, at least one per place in flight over all servers still here
+        (``whole``: the prompts of the call these jobs are a piece of)."""
         live = [m for m in self.members if m.gone is None] or self.members
         first = live[0].client
         places = sum(m.client.in_flight for m in live)
-        return BatchedCompletions.chunks_of(jobs, first.batch_size, places)
+        return BatchedCompletions.chunks_of(jobs, first.batch_size, places, whole)
 
-    async def run(self, jobs: Sequence[Job], decoding: Decoding, done: Done, read: Read) -> None:
+    async def run(
+        self, jobs: Sequence[Job], decoding: Decoding, done: Done, read: Read, *, whole: int | None = None
+    ) -> None:
         """Every job answered through ``done``, or ServerGoneError once no server is left."""
-        work = _Work(deque(self.chunks(jobs)), len(jobs))
+        work = _Work(deque(self.chunks(jobs, whole)), len(jobs))
 
         def answer(job: Job, response: Any) -> None:
             if job.index in work.answered:
