@@ -57,6 +57,7 @@ STEPS = (
     Step("vllm_throughput", "vllm_throughput.json", (), ("--scales=1", "--router-prompts=500")),
     Step("reader_speed", "reader_speed.json", (), ("--sizes=2000,64000", "--repeat=1")),
     Step("multi_server", "multi_server.json", (), ("--servers=1,2", "--router-prompts=300")),
+    Step("vllm_replicas", "vllm_replicas.json", (), ("--scale=1", "--router-prompts=300")),
     Step("batch_api", "batch_api.json", ("--limit=20",), ("--limit=4", "--batch-delay=2")),
     Step("interval_coverage", "interval_coverage.json", ("--sims=1000",), ("--sims=200", "--sizes=10,30,100")),
     Step("gate_power_smollm2", "gate_power_smollm2.json", full_only=True),

@@ -7,8 +7,8 @@ ServerPool in one ``complete`` call, with the client's own CPU (this process's t
 prompts/s; and the litellm Router path (--api-batching=chat, one chat request per prompt, 16 in flight)
 over the same servers and the same config, on ``--router-prompts`` of them.
 
-Two real vLLM servers each pinned to one core against the engine offline on one core each is not
-measured here yet (see docs/benchmarks.md). Prints the numbers with the machine's load and writes
+Two real vLLM servers, each pinned to one core, against the engine offline on one core each:
+benchmarks/vllm_replicas.py. Prints the numbers with the machine's load and writes
 reports/benchmarks/multi_server.json.
 
     .venv/bin/python -m benchmarks.multi_server [--servers 1,2,4] [--latency 0] [--router-prompts 1000]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from benchmarks import gate_power_report, multi_server
+from benchmarks import gate_power_report, multi_server, vllm_replicas
 
 START = "<!-- benchmarks:start (written by `make bench`; edit benchmarks/table.py, not this table) -->"
 END = "<!-- benchmarks:end -->"
@@ -221,6 +221,14 @@ def vllm_throughput(r: Result) -> list[Row]:
                 f"pytest's session alone (after start-up) {suite['session_s']:.1f} s = "
                 f"{offline['seconds'] / suite['session_s']:.2f}x offline"
             )
+        if suite.get("share_of_offline_with_tokenization"):
+            cells.append(
+                f"pytest {suite['share_of_offline_with_tokenization']:.2f}x of offline with its tokenization "
+                f"timed ({offline['with_tokenization_prompts_per_s']:.0f} prompts/s)"
+            )
+        phases = suite.get("phases_s") or {}
+        if phases.get("before the first prompt") is not None:
+            cells.append(f"pytest's seconds: {', '.join(f'{k} {v:.2f}' for k, v in phases.items())}")
         judged = {"suite": "pytest end to end", "batched": "the batched client"}[
             entry.get("goals_judged_on", "batched")
         ]
@@ -310,6 +318,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "vllm_throughput": vllm_throughput,
     "reader_speed": reader_speed,
     "multi_server": multi_server.table_rows,
+    "vllm_replicas": vllm_replicas.table_rows,
     "batch_api": batch_api,
     "interval_coverage": interval_coverage,
     "gate_power_smollm2": gate_power_report.table_rows,

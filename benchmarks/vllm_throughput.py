@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import startup_marks
 from benchmarks.common import ROOT, load, machine, pytest_command, suite_env, write_json
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends.http.api import APIBackend
@@ -166,13 +167,17 @@ def suite(model: Path, url: str, dtype: str, scale: int, tmp: Path) -> dict[str,
         f"--cache-dir={tmp / f'cache-{scale}'}",
         "--deselect=mathcomp_tests/suite/test_generated.py",
         "--noconftest",  # the engine is measured: no ceiling and no check of the repository's own fails it
+        "-p",
+        "benchmarks.startup_marks",  # where the seconds go: start-up, the cases, the report
     )
+    marks = tmp / f"marks-{scale}.json"
     warm = subprocess.run([*command, "--collect-only", "-q"], cwd=ROOT, env=suite_env(), capture_output=True)
     if warm.returncode != 0:
         raise SystemExit(f"collecting the suite failed ({warm.returncode}):\n{warm.stdout[-3000:]!r}")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.run(command, cwd=ROOT, env=suite_env(), capture_output=True, text=True)
+    env = {**suite_env(), "MATHCOMP_STARTUP_MARKS": str(marks)}
+    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -187,6 +192,7 @@ def suite(model: Path, url: str, dtype: str, scale: int, tmp: Path) -> dict[str,
         "session_s": float(session.group(1)) if session else None,
         "cpu_s": round(cpu, 2),
         "cpu_ms_per_prompt": round(1000 * cpu / n, 3),
+        **(startup_marks.phases(json.loads(marks.read_text())) if marks.exists() else {}),
     }
 
 
@@ -338,9 +344,14 @@ def summarise(result: dict[str, Any]) -> None:
     for entry in result["scales"].values():
         offline_rate = entry["offline"]["prompts"] / entry["offline"]["seconds"]
         entry["offline"]["prompts_per_s"] = round(offline_rate, 1)
+        tokenized = entry["offline"]["prompts"] / (entry["offline"]["seconds"] + entry["offline"]["tokenize_s"])
+        entry["offline"]["with_tokenization_prompts_per_s"] = round(tokenized, 1)
         for name in ("batched", "per_case", "suite", "router", "hf", "logprob", "hf_logprob"):
             if name in entry:
                 entry[name]["share_of_offline"] = round(entry[name]["prompts_per_s"] / offline_rate, 3)
+                entry[name]["share_of_offline_with_tokenization"] = round(
+                    entry[name]["prompts_per_s"] / tokenized, 3
+                )
         # The goals hold the suite as a user runs it (pytest, end to end); the batched client alone is
         # what the suite adds its own work to.
         judged = entry.get("suite") or entry["batched"]

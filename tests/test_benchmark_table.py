@@ -216,3 +216,80 @@ def test_the_batch_row_sets_each_provider_s_live_path_against_its_batch_path() -
     assert "5 requests a second" in what and "20 scenarios" in what
     assert value.startswith("openai: live 92.5 s, 828 requests (548 refused with 429); batch 10.8 s, 1 batch(es)")
     assert "anthropic: live 91.8 s, 807 requests (527 refused with 429); batch 10.6 s" in value
+
+
+REPLICAS = {
+    "cores": [0, 1],
+    "prompts": 8400,
+    "load_before": [0.6, 1, 1],
+    "load_after": [2.5, 1, 1],
+    "offline": {
+        "cores": [
+            {"core": 0, "prompts_per_s": 137.7, "with_tokenization_prompts_per_s": 130.5},
+            {"core": 1, "prompts_per_s": 160.1, "with_tokenization_prompts_per_s": 149.6},
+        ],
+        "summed_prompts_per_s": 297.8,
+        "summed_with_tokenization_prompts_per_s": 280.1,
+    },
+    "batched": {
+        "prompts": 8400,
+        "prompts_per_s": 235.2,
+        "client_cpu_ms_per_prompt": 0.236,
+        "per_server": [4096, 4304],
+        "agree_with_offline": 1.0,
+        "share_of_offline": 0.79,
+        "share_of_offline_with_tokenization": 0.84,
+    },
+    "router": {"prompts": 300, "prompts_per_s": 22.0, "share_of_offline_with_tokenization": 0.079},
+    "goal_0_9_met": False,
+}
+
+
+def test_the_replicas_row_sets_the_pool_against_one_offline_engine_per_core() -> None:
+    entry = {"returncode": 0, "load_before": [0.6, 1, 1], "load_after": [2.5, 1, 1], "result": REPLICAS}
+    (row,) = table.rows(results(vllm_replicas=entry))
+    assert "two vLLM CPU servers pinned to cores [0, 1], 8,400 one-word prompts" in row[0]
+    assert "130 + 150 = 280 prompts/s (298 on token ids)" in row[2]
+    assert "batched pool 235 prompts/s = 0.84x (0.79x of token ids), 0.236 ms client CPU/prompt" in row[2]
+    assert "servers took [4096, 4304], 100.0% the same as offline" in row[2]
+    assert "Router 22 prompts/s = 0.08x (300 prompts); goal 0.9x not met" in row[2]
+
+
+def test_the_vllm_row_says_where_pytest_s_seconds_went() -> None:
+    from benchmarks import startup_marks
+
+    written = {
+        "marks": {
+            "process_start": 100.0,
+            "plugin_imported": 100.5,
+            "configure_start": 101.2,
+            "configure_end": 102.7,
+            "collection_start": 102.7,
+            "collection_end": 103.0,
+            "first_prompt_sent": 103.1,
+            "last_case_end": 130.0,
+            "sessionfinish_start": 130.1,
+            "sessionfinish_end": 131.0,
+            "exit": 131.2,
+        },
+        "spent_s": {"tokenizer load": 1.1424},
+    }
+    phases = startup_marks.phases(written)
+    assert phases["phases_s"]["before the first prompt"] == 3.1
+    assert phases["phases_s"]["collection"] == 0.3 and phases["inside_s"] == {"tokenizer load": 1.142}
+    missing = startup_marks.phases({"marks": {"configure_start": 1.0, "configure_end": 2.5}, "spent_s": {}})
+    assert missing["phases_s"] == {"run set-up (settings, dataset, backend, tokenizer, probe)": 1.5}
+    scale = dict(VLLM["scales"]["1"])  # type: ignore[index]
+    scale["offline"] = {**scale["offline"], "with_tokenization_prompts_per_s": 131.0}
+    scale["suite"] = {
+        "prompts": 4200,
+        "prompts_per_s": 130.0,
+        "share_of_offline": 0.93,
+        "share_of_offline_with_tokenization": 0.99,
+        "cpu_ms_per_prompt": 1.4,
+        **phases,
+    }
+    entry = {"returncode": 0, "load_before": [3.0, 1, 1], "load_after": [4.0, 1, 1]}
+    (row,) = table.rows(results(vllm_throughput={**entry, "result": {**VLLM, "scales": {"1": scale}}}))
+    assert "pytest 0.99x of offline with its tokenization timed (131 prompts/s)" in row[2]
+    assert "before the first prompt 3.10" in row[2] and "collection 0.30" in row[2]

@@ -1,0 +1,282 @@
+"""Two real vLLM servers, each pinned to one core, fed by one run: ``python -m benchmarks.vllm_replicas``.
+
+The measure of the pool (mathcomp_tests/backends/http/pool.py) against the engine itself, on this
+machine's cores 0 and 1:
+
+- `offline`: vLLM's ``LLM.generate`` (benchmarks/vllm_offline.py) twice at once, one engine under
+  ``taskset -c 0`` and one under ``taskset -c 1`` (``VLLM_CPU_OMP_THREADS_BIND`` the same core), each on
+  half the prompts; both timed calls start together, after each engine's start and warm-up. Each
+  engine's rate counts the tokenization of its texts (timed apart; a server does it within its time), as
+  a script feeding ``LLM.generate`` texts would; the rate on ready token ids is kept too. The rates summed
+  are the goal's denominator.
+- `batched`: two vLLM OpenAI servers pinned the same way (server, engine and all its processes on its
+  core), one --model-config group of both, and the suite's batched /v1/completions client with its
+  ServerPool answering every prompt in one ``complete`` call; its share of the summed offline rate, its
+  client CPU per prompt (this process, which no taskset binds), the prompts each server took, and how
+  many answers equal the offline engines'.
+- `router`: the litellm Router path (``--api-batching=chat``) over the same two servers, on
+  ``--router-prompts`` of them.
+
+The model is the one benchmarks/vllm_throughput.py uses (the demo model when vLLM's CPU attention serves
+its head size, else a random Llama with head size 32). Prefix caching is off in every engine. Goal: the
+batched pool at >= 0.9x of the summed offline rate. Writes reports/benchmarks/vllm_replicas.json.
+
+    .venv/bin/python -m benchmarks.vllm_replicas [--vllm-python PATH] [--scale 2] [--router-prompts 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import ROOT, load, machine, suite_env, write_json
+from benchmarks.vllm_throughput import DECODING, DEFAULT_PYTHON, NO_PREFIX_CACHING, matrix, model_dir
+from mathcomp_tests.backends.vllm import server as vllm_server
+from mathcomp_tests.settings import BackendOptions
+
+CORES = (0, 1)
+GROUP = "replicas"
+GOAL = 0.9
+
+
+def pinned_python(vllm_python: str, core: int, tmp: Path) -> Path:
+    """A launcher that runs vLLM's Python on one core, with vLLM's OpenMP threads bound to it."""
+    path = tmp / f"python-core-{core}"
+    path.write_text(
+        f'#!/bin/sh\nexport VLLM_CPU_OMP_THREADS_BIND={core}\nexec taskset -c {core} {vllm_python} "$@"\n'
+    )
+    path.chmod(0o755)
+    return path
+
+
+def offline_pair(
+    launchers: list[Path], model: Path, texts: list[str], dtype: str, tmp: Path
+) -> dict[str, Any]:
+    """Both engines at once, each on its half of ``texts`` (every other prompt), timed over one window."""
+    go = tmp / "go"
+    go.unlink(missing_ok=True)
+    env = vllm_server.server_env(BackendOptions(), suite_env())
+    procs, outs = [], []
+    for i, launcher in enumerate(launchers):
+        given, out, ready = tmp / f"offline-{i}.json", tmp / f"offline-out-{i}.json", tmp / f"ready-{i}"
+        ready.unlink(missing_ok=True)
+        given.write_text(
+            json.dumps({"prompts": texts[i :: len(launchers)], "max_tokens": DECODING.max_new_tokens})
+        )
+        command = [str(launcher), str(ROOT / "benchmarks" / "vllm_offline.py"), "--model", str(model)]
+        command += ["--prompts", str(given), "--out", str(out), "--dtype", dtype, "--no-prefix-caching"]
+        command += ["--ready", str(ready), "--go", str(go)]
+        procs.append(
+            subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
+        outs.append((out, ready))
+    deadline = time.monotonic() + 900
+    while not all(ready.exists() for _, ready in outs):
+        if any(p.poll() is not None for p in procs) or time.monotonic() > deadline:
+            for p in procs:
+                p.kill()
+            tails = [p.communicate()[1][-2000:] for p in procs]
+            raise SystemExit("an offline engine failed to start:\n" + "\n---\n".join(tails))
+        time.sleep(0.1)
+    go.touch()
+    engines = []
+    for proc, (out, _) in zip(procs, outs, strict=True):
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"an offline engine failed:\n{err[-3000:]}")
+        engines.append(json.loads(out.read_text()))
+    outputs: list[Any] = [None] * len(texts)
+    for i, engine in enumerate(engines):
+        outputs[i :: len(engines)] = engine.pop("outputs")
+        engine["prompts_per_s"] = round(engine["prompts"] / engine["seconds"], 1)
+        engine["with_tokenization_prompts_per_s"] = round(
+            engine["prompts"] / (engine["seconds"] + engine["tokenize_s"]), 1
+        )
+    return {
+        "cores": [{"core": core, **engine} for core, engine in zip(CORES, engines, strict=True)],
+        "summed_prompts_per_s": round(sum(e["prompts_per_s"] for e in engines), 1),
+        "summed_with_tokenization_prompts_per_s": round(
+            sum(e["with_tokenization_prompts_per_s"] for e in engines), 1
+        ),
+        "outputs": outputs,
+    }
+
+
+def config(urls: list[str], served: str, path: Path) -> Path:
+    """The --model-config group GROUP: one deployment per server."""
+    deployments = [
+        {"model_name": GROUP, "litellm_params": {"model": f"openai/{served}", "api_base": url}}
+        for url in urls
+    ]
+    path.write_text(json.dumps({"model_list": deployments}))
+    return path
+
+
+def timed(backend: Any, prompts: list[Any]) -> tuple[dict[str, Any], list[str]]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    responses = backend.complete(prompts, DECODING)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    got = {
+        "prompts": len(prompts),
+        "seconds": round(wall, 2),
+        "prompts_per_s": round(len(prompts) / wall, 1),
+        "client_cpu_ms_per_prompt": round(1000 * cpu / len(prompts), 4),
+        "errors": sum(r.error is not None for r in responses),
+    }
+    return got, [r.text for r in responses]
+
+
+def cpu_by_role(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) of a server's processes by role: its front end (the OpenAI API
+    server, which parses requests, tokenizes texts and writes replies), vLLM's engine core (the scheduler)
+    and its worker (the model)."""
+    import psutil
+
+    roles = {"VLLM::EngineCore": "engine core", "VLLM::Worker": "worker"}
+    spent: dict[str, float] = {"front end": 0.0, "engine core": 0.0, "worker": 0.0}
+    for proc in psutil.Process(pid).children(recursive=True):
+        try:
+            times = proc.cpu_times()
+            name = proc.name()
+        except psutil.Error:
+            continue
+        role = next((r for prefix, r in roles.items() if name.startswith(prefix[:15])), None)
+        if role is None and "python" in name.lower():
+            role = "front end"
+        if role is not None:
+            spent[role] += times.user + times.system
+    return spent
+
+
+def servers_run(
+    launchers: list[Path], model: Path, prompts: list[Any], dtype: str, router_prompts: int, tmp: Path
+) -> tuple[dict[str, Any], list[str]]:
+    """Both servers up (each on its core), then the batched pool and the Router over them."""
+    from mathcomp_tests.backends import create, models
+
+    options = BackendOptions(vllm_dtype=dtype, vllm_args=NO_PREFIX_CACHING)
+    result: dict[str, Any] = {}
+    with ExitStack() as stack:
+        started = time.perf_counter()
+        servers = []
+        for launcher in launchers:  # one at a time: two starts at once on two cores starve each other
+            server = vllm_server.start(str(launcher), str(model), options, tmp / "logs")
+            stack.callback(server.stop)
+            servers.append(server)
+        result["servers_start_s"] = round(time.perf_counter() - started, 1)
+        path = config([s.api_base for s in servers], str(model), tmp / "replicas.json")
+        spec = models.resolve(GROUP, config=path)
+        batched: Any = create(spec, BackendOptions(model_config=path, api_batching="completions"))
+        batched.complete(prompts[:16], DECODING)  # warm-up, as offline had
+        pool = batched.pool
+        for member in pool.members:
+            member.prompts = 0
+        before = [cpu_by_role(server.process.pid) for server in servers]
+        result["batched"], texts = timed(batched, prompts)
+        result["batched"]["server_cpu_s"] = [
+            {
+                role: round(cpu_by_role(server.process.pid).get(role, 0.0) - spent, 2)
+                for role, spent in was.items()
+            }
+            for server, was in zip(servers, before, strict=True)
+        ]
+        result["batched"]["per_server"] = [m.prompts for m in pool.members]
+        batched.close()
+        print(f"   batched: {result['batched']}", flush=True)
+        router = create(spec, BackendOptions(model_config=path, api_batching="chat"))
+        router.complete(prompts[:16], DECODING)
+        result["router"], _ = timed(router, prompts[:router_prompts])
+        router.close()
+        print(f"   router: {result['router']}", flush=True)
+    return result, texts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--vllm-python", default=os.environ.get("MATHCOMP_VLLM_PYTHON") or str(DEFAULT_PYTHON)
+    )
+    parser.add_argument("--model", help="a model directory (default: benchmarks.vllm_throughput's)")
+    parser.add_argument("--vllm-dtype", default="float32")
+    parser.add_argument("--scale", type=int, default=2, help="identities in the matrix (1: 4,200 prompts)")
+    parser.add_argument("--router-prompts", type=int, default=1000)
+    args = parser.parse_args()
+    if not Path(args.vllm_python).is_file():
+        raise SystemExit(f"no vLLM Python at {args.vllm_python}: run tests/vllm_env.sh or give --vllm-python")
+    if len(os.sched_getaffinity(0)) < len(CORES):
+        raise SystemExit(f"needs cores {CORES}; this process may run on {sorted(os.sched_getaffinity(0))}")
+    result: dict[str, Any] = {"machine": machine(), "load_before": load(), "cores": list(CORES)}
+    with tempfile.TemporaryDirectory(prefix="vllm-replicas-") as name:
+        tmp = Path(name)
+        model = model_dir(argparse.Namespace(model=args.model, qwen_3b=False), tmp)
+        from transformers import AutoTokenizer
+
+        from mathcomp_tests.backends.local import tokens
+
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        prompts = matrix(args.scale)
+        texts = [tokens.render(tokenizer, p, True) for p in prompts]
+        result.update(model=str(model), prompts=len(prompts))
+        launchers = [pinned_python(args.vllm_python, core, tmp) for core in CORES]
+        print(f"== offline LLM.generate, one engine per core, {len(texts):,} prompts", flush=True)
+        result["offline"] = offline_pair(launchers, model, texts, args.vllm_dtype, tmp)
+        offline_texts = [
+            tokenizer.decode(ids, skip_special_tokens=True) for ids in result["offline"].pop("outputs")
+        ]
+        print(f"   {result['offline']}", flush=True)
+        print("== two servers, one per core: the batched pool, then the Router", flush=True)
+        served, texts_got = servers_run(launchers, model, prompts, args.vllm_dtype, args.router_prompts, tmp)
+        result.update(served)
+    result["batched"]["agree_with_offline"] = round(
+        sum(a == b for a, b in zip(texts_got, offline_texts, strict=True)) / len(prompts), 4
+    )
+    summed = result["offline"]["summed_prompts_per_s"]
+    tokenized = result["offline"]["summed_with_tokenization_prompts_per_s"]
+    for name in ("batched", "router"):
+        rate = result[name]["prompts_per_s"]
+        result[name]["share_of_offline"] = round(rate / summed, 3)
+        result[name]["share_of_offline_with_tokenization"] = round(rate / tokenized, 3)
+    result["goal_0_9_met"] = result["batched"]["share_of_offline_with_tokenization"] >= GOAL
+    result["load_after"] = load()
+    path = write_json("vllm_replicas", result)
+    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2))
+    for row in table_rows(result):
+        print(" | ".join(row))
+    print(f"written: {path.relative_to(ROOT)}")
+
+
+def table_rows(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The benchmark table's row (benchmarks/table.py)."""
+    off, b, c = r["offline"], r["batched"], r["router"]
+    per_core = " + ".join(f"{e['with_tokenization_prompts_per_s']:.0f}" for e in off["cores"])
+    cells = (
+        f"offline, one engine per core, its tokenization timed: {per_core} = "
+        f"{off['summed_with_tokenization_prompts_per_s']:.0f} prompts/s "
+        f"({off['summed_prompts_per_s']:.0f} on token ids); batched pool {b['prompts_per_s']:.0f} prompts/s = "
+        f"{b['share_of_offline_with_tokenization']:.2f}x ({b['share_of_offline']:.2f}x of token ids), "
+        f"{b['client_cpu_ms_per_prompt']:.3f} ms client CPU/prompt, servers took {b['per_server']}, "
+        f"{100 * b['agree_with_offline']:.1f}% the same as offline; Router {c['prompts_per_s']:.0f} prompts/s = "
+        f"{c['share_of_offline_with_tokenization']:.2f}x ({c['prompts']:,} prompts); goal 0.9x "
+        + ("met" if r["goal_0_9_met"] else "not met")
+    )
+    load_note = f" (load {r['load_before'][0]} → {r['load_after'][0]})" if r.get("load_before") else ""
+    return [
+        (
+            f"two vLLM CPU servers pinned to cores {r['cores']}, {r['prompts']:,} one-word prompts, "
+            f"8 new tokens: the batched --model-config pool vs one offline engine per core{load_note}",
+            "`python -m benchmarks.vllm_replicas`",
+            cells,
+        )
+    ]
+
+
+if __name__ == "__main__":
+    main()
