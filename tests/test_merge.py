@@ -174,6 +174,19 @@ def test_an_incomplete_shard_is_named_with_its_reason(symbolic: dict[str, Any]) 
     assert reasons.startswith(f"shard 3 of 3 ({broken.run_dir}) is incomplete: no case ran")
 
 
+def test_the_merged_run_is_the_run_id_it_is_given_and_a_bad_one_is_refused(symbolic: dict[str, Any]) -> None:
+    shards, root = [s.run_dir for s in symbolic["shards"]], symbolic["root"]
+    named = "20261127-031500-nightly-merge"
+    done = merge(*shards, "--out", root / "merged-named", "--run-id", named)
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
+    lines = (root / "merged-named" / "results.jsonl").read_text().splitlines()
+    assert summary(root / "merged-named")["run_id"] == named
+    assert lines and {json.loads(line)["run_id"] for line in lines} == {named}
+    refused = merge(*shards, "--out", root / "merged-refused", "--run-id", "../night")
+    assert refused.returncode == 2 and "--run-id '../night': a run id is one plain name" in refused.stderr
+    assert not (root / "merged-refused").exists()
+
+
 def test_a_folder_that_is_no_shard_is_a_usage_error(symbolic: dict[str, Any]) -> None:
     whole = symbolic["whole"].run_dir
     done = merge(whole, "--out", symbolic["root"] / "not-made")

@@ -9,7 +9,8 @@ naming why, and --update-baseline is not written. Otherwise every case is scored
 shards' answers by the suite's own code (no model is called): results.jsonl, summary.json, report.html,
 the comparison with --baseline (paired tests over all items), --holm across all tests, and
 --update-baseline, as an unsharded run writes them. The verdict goes to $GITHUB_STEP_SUMMARY too, as a
-run's does.
+run's does. The merged run's id (in its summary, its records and the night's history) is --run-id,
+else RUN_DIR's name.
 
 Exit status, as pytest's for the unsharded run: 0 the run passed; 1 a case failed (under --fail-on=new: a
 new failure), or the merge is INCOMPLETE; 2 a usage error (a folder that is no shard's, RUN_DIR not new,
@@ -31,6 +32,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="a shard's run folder")
     parser.add_argument(
         "--out", type=Path, required=True, metavar="RUN_DIR", help="the merged run's folder (new, or empty)"
+    )
+    parser.add_argument(
+        "--run-id",
+        default=None,
+        metavar="ID",
+        help="the merged run's id, in its summary, records and history (default: the --out folder's name)",
     )
     parser.add_argument(
         "--baseline",
@@ -64,7 +71,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     gate = GateOptions(args.baseline, args.update_baseline, args.holm, args.fail_on)
     try:
-        outcome = merge(args.shards, args.out, gate, print)
+        outcome = merge(args.shards, args.out, gate, print, args.run_id)
     except ShardFolderError as exc:
         usage_error(parser, str(exc))
     print(f"MathComp merge: {verdict(outcome.summary).line}")

@@ -37,10 +37,19 @@ class Outcome:
     """0 the merged run passed; 1 it failed, or is incomplete (as pytest exits for such a run)."""
 
 
-def merge(folders: Sequence[Path], out: Path, gate: GateOptions, say: Say) -> Outcome:
-    """Merge the shards' run folders into ``out`` (a new folder); ShardFolderError (a usage error, one line)
-    for a folder that is no shard's, an ``out`` that holds files already, or files the shards read that
-    are not here as they read them."""
+def merge(
+    folders: Sequence[Path], out: Path, gate: GateOptions, say: Say, run_id: str | None = None
+) -> Outcome:
+    """Merge the shards' run folders into ``out`` (a new folder), as the run ``run_id`` (default: the
+    folder's name); ShardFolderError (a usage error, one line) for a folder that is no shard's, an ``out``
+    that holds files already, a run id that cannot name a record, or files the shards read that are not
+    here as they read them."""
+    if run_id is not None and not results.safe_run_id(run_id):
+        raise ShardFolderError(
+            f"--run-id {run_id!r}: a run id is one plain name of letters, digits, '.', '_', '-' and '+', a "
+            "letter or digit first (it names the night's record)"
+        )
+    name = out.name if run_id is None else run_id
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ShardFolderError(
             f"--out {out}: exists and is not an empty folder; give a new folder for the merged run"
@@ -49,8 +58,8 @@ def merge(folders: Sequence[Path], out: Path, gate: GateOptions, say: Say) -> Ou
     checked = check(read_in)
     kept = shard_records(checked.shards)
     if checked.reasons:
-        return _incomplete(out, checked.shards, kept, checked.reasons, gate, say)
-    whole = _run(checked.shards[0], out, gate, kept)
+        return _incomplete(out, name, checked.shards, kept, checked.reasons, gate, say)
+    whole = _run(checked.shards[0], out, name, gate, kept)
     from .folder import report, update_baseline
     from .recompute import recompute
 
@@ -58,7 +67,7 @@ def merge(folders: Sequence[Path], out: Path, gate: GateOptions, say: Say) -> Ou
         summary = recompute(whole, checked.shards, kept)
     except NoAnswer as exc:
         shutil.rmtree(out, ignore_errors=True)
-        return _incomplete(out, checked.shards, kept, [str(exc)], gate, say)
+        return _incomplete(out, name, checked.shards, kept, [str(exc)], gate, say)
     results.write_summary(out, summary)
     report(out, summary, say)
     if gate.update_baseline is not None:
@@ -67,11 +76,11 @@ def merge(folders: Sequence[Path], out: Path, gate: GateOptions, say: Say) -> Ou
 
 
 def _run(
-    first: ShardFolder, out: Path, gate: GateOptions, kept: dict[str, list[dict[str, Any]]]
+    first: ShardFolder, out: Path, name: str, gate: GateOptions, kept: dict[str, list[dict[str, Any]]]
 ) -> MergedRun:
     answers = Answers(record for folder in FOLDERS for record in kept[folder])
     try:
-        return MergedRun(settings(first, out, gate), out.name, answers)
+        return MergedRun(settings(first, out, gate), name, answers, out)
     except (BaselineError, ThresholdsError, SelectionError) as exc:
         raise ShardFolderError(str(exc)) from exc
     except (OSError, ValueError) as exc:  # the dataset or the prompts the shards read, not here
@@ -80,6 +89,7 @@ def _run(
 
 def _incomplete(
     out: Path,
+    name: str,
     shards: Sequence[ShardFolder],
     kept: dict[str, list[dict[str, Any]]],
     reasons: list[str],
@@ -88,7 +98,7 @@ def _incomplete(
 ) -> Outcome:
     from .folder import incomplete_folder
 
-    summary = incomplete_folder(out, shards, kept, reasons, say)
+    summary = incomplete_folder(out, name, shards, kept, reasons, say)
     if gate.update_baseline is not None:
         say(f"baseline not written: the merge is INCOMPLETE; {gate.update_baseline} unchanged")
     return _outcome(summary)

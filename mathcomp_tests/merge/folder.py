@@ -19,8 +19,8 @@ from .shards import ShardFolder
 
 
 def incomplete_folder(
-    out: Path, shards: Sequence[ShardFolder], kept: dict[str, list[dict[str, Any]]], reasons: list[str],
-    say: Callable[[str], None],
+    out: Path, run_id: str, shards: Sequence[ShardFolder], kept: dict[str, list[dict[str, Any]]],
+    reasons: list[str], say: Callable[[str], None],
 ) -> dict[str, Any]:  # fmt: skip
     """``out`` with every record the shards that belong to the run hold (by shard, in index order) and a
     summary marked incomplete with ``reasons``: no case is scored on part of the data."""
@@ -31,7 +31,7 @@ def incomplete_folder(
             target.mkdir(parents=True, exist_ok=True)
             _write_lines(target / RESULTS, records)
     model = str(shards[0].manifest["selection"]["model"]) if shards else ""
-    summary = {**_header(shards), **stand_in(out.name, model, reasons[0]), "merged_from": merged_from(shards)}
+    summary = {**_header(shards), **stand_in(run_id, model, reasons[0]), "merged_from": merged_from(shards)}
     summary["incomplete_reasons"] = list(reasons)
     write_summary(out, summary)
     report(out, summary, say)
