@@ -66,6 +66,24 @@ def _one(url: str, **options: Any) -> Any:
     )
 
 
+def _running_then_stopped(servers: list[FaultServer], victim: int) -> tuple[list[ExitStack], threading.Thread]:
+    """Every server running (each closed by its stack), and a thread, started, that stops ``servers[victim]``
+    once it has received two requests (it stops listening; what it holds is answered first)."""
+    stacks = [ExitStack() for _ in servers]
+    for stack, server in zip(stacks, servers, strict=True):
+        stack.enter_context(server.running())
+
+    def stop_after_two_requests() -> None:
+        deadline = time.monotonic() + 120
+        while len(servers[victim].requests()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stacks[victim].close()
+
+    stopper = threading.Thread(target=stop_after_two_requests)
+    stopper.start()
+    return stacks, stopper
+
+
 def _prompts_sent(server: FaultServer) -> int:
     return sum(r.prompts for r in server.answered())
 
@@ -134,20 +152,9 @@ def test_a_servers_own_limit_on_requests_in_flight_holds(tmp_path: Path) -> None
 
 def test_a_server_stopped_mid_run_hands_its_prompts_to_the_others_and_says_so(tmp_path: Path) -> None:
     servers = [FaultServer(models=_listed(), latency=0.15) for _ in range(3)]
-    stacks = [ExitStack() for _ in servers]
-    for stack, server in zip(stacks, servers, strict=True):
-        stack.enter_context(server.running())
+    stacks, stopper = _running_then_stopped(servers, 1)
     victim = servers[1]
-
-    def stop_after_two_requests() -> None:
-        deadline = time.monotonic() + 60
-        while len(victim.requests()) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        stacks[1].close()  # stops listening; what it holds is answered first
-
     pool = _pool(_config(tmp_path, servers), batch_size=4, max_connection_failures=4)
-    stopper = threading.Thread(target=stop_after_two_requests)
-    stopper.start()
     try:
         with pytest.warns(ServerLeftWarning) as said:
             answers = pool.complete(_prompts(200), DECODING)
@@ -235,21 +242,10 @@ def test_the_suite_over_two_servers_completes_and_a_rerun_reads_the_cache(tmp_pa
 
 def test_a_server_that_left_a_suite_run_is_an_end_of_run_note_and_in_the_summary(tmp_path: Path) -> None:
     servers = [FaultServer(models=_listed(), latency=0.1) for _ in range(2)]
-    stacks = [ExitStack() for _ in servers]
-    for stack, server in zip(stacks, servers, strict=True):
-        stack.enter_context(server.running())
+    stacks, stopper = _running_then_stopped(servers, 1)
     victim = servers[1]
-
-    def stop_after_two_requests() -> None:
-        deadline = time.monotonic() + 120
-        while len(victim.requests()) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        stacks[1].close()
-
     thresholds = tmp_path / "thresholds.toml"
     thresholds.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
-    stopper = threading.Thread(target=stop_after_two_requests)
-    stopper.start()
     try:
         run = run_suite(
             tmp_path,
