@@ -258,12 +258,12 @@ class CompletionsBackend:
             if on_response:
                 on_response(job.index, response)
 
-        whole = len(prompts)
-        piece = max(1, whole) if whole <= PIPELINE_ABOVE else PIECE
+        pieces = len(prompts) > PIPELINE_ABOVE  # requests sized by the whole call, as one call's would be
+        piece, whole = (PIECE, len(prompts)) if pieces else (max(1, len(prompts)), None)
         limit = None if self.pool else asyncio.Semaphore(self.client.in_flight)
 
         def runs() -> Iterator[Coroutine[Any, Any, None]]:
-            for start in range(0, whole, piece):
+            for start in range(0, len(prompts), piece):
                 jobs = [self._job(start + i, p) for i, p in enumerate(prompts[start : start + piece])]
                 if self.pool:
                     yield self.pool.run(jobs, decoding, done, self._read, whole=whole)
