@@ -50,11 +50,10 @@ def fake_server(latency: float) -> Iterator[str]:
         proc.wait(30)
 
 
-def config(urls: list[str], path: Path) -> Path:
-    """The --model-config group GROUP: one OpenAI-compatible deployment per server."""
-    served = str(DEMO)
+def config(urls: list[str], path: Path, served: str = str(DEMO), group: str = GROUP) -> Path:
+    """The --model-config group ``group``: one OpenAI-compatible deployment of ``served`` per server."""
     deployments = [
-        {"model_name": GROUP, "litellm_params": {"model": f"openai/{served}", "api_base": url}}
+        {"model_name": group, "litellm_params": {"model": f"openai/{served}", "api_base": url}}
         for url in urls
     ]
     path.write_text(json.dumps({"model_list": deployments}))

@@ -37,8 +37,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from benchmarks import multi_server
 from benchmarks.common import ROOT, load, machine, suite_env, write_json
-from benchmarks.vllm_throughput import DECODING, DEFAULT_PYTHON, NO_PREFIX_CACHING, matrix, model_dir
+from benchmarks.vllm_throughput import DECODING, DEFAULT_PYTHON, NO_PREFIX_CACHING, matrix, model_dir, timed
 from mathcomp_tests.backends.vllm import server as vllm_server
 from mathcomp_tests.settings import BackendOptions
 
@@ -110,30 +111,6 @@ def offline_pair(
     }
 
 
-def config(urls: list[str], served: str, path: Path) -> Path:
-    """The --model-config group GROUP: one deployment per server."""
-    deployments = [
-        {"model_name": GROUP, "litellm_params": {"model": f"openai/{served}", "api_base": url}}
-        for url in urls
-    ]
-    path.write_text(json.dumps({"model_list": deployments}))
-    return path
-
-
-def timed(backend: Any, prompts: list[Any]) -> tuple[dict[str, Any], list[str]]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    responses = backend.complete(prompts, DECODING)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    got = {
-        "prompts": len(prompts),
-        "seconds": round(wall, 2),
-        "prompts_per_s": round(len(prompts) / wall, 1),
-        "client_cpu_ms_per_prompt": round(1000 * cpu / len(prompts), 4),
-        "errors": sum(r.error is not None for r in responses),
-    }
-    return got, [r.text for r in responses]
-
-
 def cpu_by_role(pid: int) -> dict[str, float]:
     """CPU seconds (user + system) of a server's processes by role: its front end (the OpenAI API
     server, which parses requests, tokenizes texts and writes replies), vLLM's engine core (the scheduler)
@@ -172,7 +149,7 @@ def servers_run(
             stack.callback(server.stop)
             servers.append(server)
         result["servers_start_s"] = round(time.perf_counter() - started, 1)
-        path = config([s.api_base for s in servers], str(model), tmp / "replicas.json")
+        path = multi_server.config([s.api_base for s in servers], tmp / "replicas.json", str(model), GROUP)
         spec = models.resolve(GROUP, config=path)
         batched: Any = create(spec, BackendOptions(model_config=path, api_batching="completions"))
         batched.complete(prompts[:16], DECODING)  # warm-up, as offline had
@@ -180,7 +157,8 @@ def servers_run(
         for member in pool.members:
             member.prompts = 0
         before = [cpu_by_role(server.process.pid) for server in servers]
-        result["batched"], texts = timed(batched, prompts)
+        result["batched"] = timed(batched, [prompts])
+        texts = result["batched"].pop("texts")
         result["batched"]["server_cpu_s"] = [
             {
                 role: round(cpu_by_role(server.process.pid).get(role, 0.0) - spent, 2)
@@ -193,7 +171,8 @@ def servers_run(
         print(f"   batched: {result['batched']}", flush=True)
         router = create(spec, BackendOptions(model_config=path, api_batching="chat"))
         router.complete(prompts[:16], DECODING)
-        result["router"], _ = timed(router, prompts[:router_prompts])
+        result["router"] = timed(router, [prompts[:router_prompts]])
+        result["router"].pop("texts")
         router.close()
         print(f"   router: {result['router']}", flush=True)
     return result, texts

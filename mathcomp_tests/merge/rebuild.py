@@ -83,9 +83,9 @@ def shard_records(shards: list[ShardFolder]) -> dict[str, list[dict[str, Any]]]:
 class MergedRun(Run):
     """A Run over the whole selection whose model (and judge) answer from the shards' records."""
 
-    def __init__(self, settings: Settings, run_id: str, answers: Answers, folder: Path | None = None):
+    def __init__(self, settings: Settings, run_id: str, answers: Answers, folder: Path):
         self.folder = folder
-        """The merged run's folder (--out) whatever its id; None: the reports folder's ``run_id``."""
+        """The merged run's folder (--out), whatever its id."""
         self.answers = answers
         self.judge_replies = JudgeReplies()
         self._replayed_judge: judge.Judge | None = None
@@ -93,7 +93,7 @@ class MergedRun(Run):
 
     @property
     def run_dir(self) -> Path:
-        return self.folder if self.folder is not None else super().run_dir
+        return self.folder
 
     def _model(self, options: BackendOptions) -> ReplayBackend:
         return ReplayBackend(self.answers, self.sample_of)
