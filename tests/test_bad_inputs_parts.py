@@ -81,7 +81,7 @@ def test_a_worker_killed_while_writing_leaves_a_cut_line_the_merge_drops_and_say
             part = reports / "none"
             while not part.exists() or len(part.read_text().splitlines()) < limit or not server.requests():
                 assert proc.poll() is None, (tmp_path / "run.log").read_text()
-                assert time.monotonic() < deadline, "the neutral case never finished"
+                assert time.monotonic() < deadline, "the neutral case never finished"  # hang guard
                 time.sleep(0.1)
                 part = next(iter(reports.glob("*/results.gw0.jsonl")), part)
             worker = next(
@@ -90,7 +90,7 @@ def test_a_worker_killed_while_writing_leaves_a_cut_line_the_merge_drops_and_say
                 if any(f.path == str(part) for f in child.open_files())
             )
             while not any(r.status == 0 for r in server.requests()):  # the cued case is being asked
-                assert time.monotonic() < deadline, "the cued case was never asked"
+                assert time.monotonic() < deadline, "the cued case was never asked"  # hang guard
                 time.sleep(0.05)
             text = part.read_text()  # the worker waits on the server: it writes nothing more
             with open(part, "r+b") as fh:  # as if the kill came half way through its last line

@@ -5,7 +5,6 @@ batch, an expired batch, a batch with failed requests, --batch-wait running out,
 from __future__ import annotations
 
 import json
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -239,7 +238,6 @@ def test_each_output_file_is_downloaded_once(tmp_path: Path) -> None:
     server = BatchServer(delay=1.0, outcome=lambda number: "expired" if number == 0 else "completed")
     with server.running():
         run = run_suite(tmp_path, *_args(server, tmp_path, "-W", "error::RuntimeWarning"))
-        time.sleep(0.5)
     all_answered(run, PROMPTS)
     assert len(server.created) == 2
     downloads = [r for r in server.batch_requests if r.endswith("/content")]

@@ -17,12 +17,14 @@ from pathlib import Path
 import pytest
 from helpers.cache_rows import cached_rows
 from helpers.fault_server import OK, Fault, FaultServer
+from helpers.spies import count_calls
 from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models
 from mathcomp_tests.backends.base import ServerGoneError
 from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache
+from mathcomp_tests.backends.http.liveness import Liveness
 from mathcomp_tests.backends.local import tokens
 from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions
@@ -173,9 +175,7 @@ def test_retries_backoff_and_one_refused_prompt_does_not_sink_its_batch(tmp_path
     with server.running():
         backend = CachedBackend(_backend(server.url, batch_size=8, max_concurrency=2, num_retries=2), cache)  # type: ignore[arg-type]
         arrived: list[int] = []
-        started = time.monotonic()
         responses = backend.complete(prompts, Decoding(8), lambda i, r: arrived.append(i))
-        took = time.monotonic() - started
         backend.close()
     errors = {i: r.error for i, r in enumerate(responses) if r.error}
     refused = [r for r in server.requests() if r.fault == "bad-request"]
@@ -185,19 +185,26 @@ def test_retries_backoff_and_one_refused_prompt_does_not_sink_its_batch(tmp_path
     assert all(r.text == "more" for i, r in enumerate(responses) if i != bad)
     assert sorted(arrived) == list(range(32)), "every prompt handed on once, answered or failed"
     assert cached_rows(tmp_path / "responses.sqlite") == 31, "every answer stored, the refused prompt not"
-    assert took >= 1.0, "Retry-After was honoured"
+    limited = next(r for r in server.requests() if r.fault == "rate-limit")
+    again = next(r for r in server.requests() if r.start > limited.start and limited.prompt in r.prompt)
+    assert again.start - limited.end >= 1.0, "Retry-After was honoured"
     assert len(server.requests()) < 16, "the refused prompt was found in halves, not one request each"
 
 
-def test_a_server_that_is_gone_ends_the_batch_at_once_with_one_error(tmp_path: Path) -> None:
+def test_a_server_that_is_gone_ends_the_batch_at_once_with_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = FaultServer(models=_listed())
     with server.running():
         backend = _backend(server.url, batch_size=4, max_concurrency=2, max_connection_failures=6)
-    started = time.monotonic()  # the server is down now: the same backend against a closed port
+    failures = count_calls(monkeypatch, Liveness, "failed")
+    # The server is down now: the same backend against a closed port.
     with pytest.raises(ServerGoneError, match=r"at http://127\.0\.0\.1:\d+ stopped answering \(6 connection"):
         backend.complete(_prompts(120), Decoding(8))  # type: ignore[attr-defined]
-    assert time.monotonic() - started < 30
     backend.close()  # type: ignore[attr-defined]
+    # Once six attempts failed the batch ends: not a round of failures for each of its 30 requests.
+    assert 6 <= len(failures) <= 6 + 2, failures
+
 
 
 def _prompts_answered(server: FaultServer, batching: str) -> int:
@@ -246,17 +253,14 @@ def test_a_server_stopped_mid_run_stops_the_run_with_one_error_and_nothing_answe
             deadline = time.monotonic() + 120
             while cached_rows(cache) < 8:
                 assert proc.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "nothing was answered"
+                assert time.monotonic() < deadline, "nothing was answered"  # hang guard
                 time.sleep(0.05)
             stack.close()  # stops listening; requests in flight are answered first
-            stopped = time.monotonic()
-            proc.wait(60)
-            ended = time.monotonic() - stopped
+            proc.wait(120)  # hang guard: the old code went on case after case
         finally:
             if proc.poll() is None:
                 proc.kill()
     output = log.read_text()
-    assert ended < 30, output
     assert proc.returncode == 2, output  # the session was interrupted, not run case after case
     assert "Interrupted: the model server at" in output and "stopped answering" in output
     assert output.strip().splitlines()[-1].count("1 error"), output.strip().splitlines()[-1]

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import hold_collection
 from helpers.fault_server import Fault, FaultServer
+from helpers.plugin_env import with_test_plugins
 from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.report.headline import verdict_html
@@ -27,6 +29,7 @@ from mathcomp_tests.scoring import baseline
 from mathcomp_tests.scoring.baseline import BaselineError
 
 TWO_CASES = ("--framings=neutral", "--positions=begin,end", "--limit=4")
+HOLD = ("-p", "helpers.hold_collection")
 
 
 def _api(server: FaultServer, workdir: Path, *extra: str) -> tuple[str, ...]:
@@ -68,7 +71,7 @@ def _wait_for_requests(server: FaultServer, count: int, proc: subprocess.Popen[s
     deadline = time.monotonic() + limit
     while len(server.requests()) < count:
         assert proc.poll() is None, f"the run ended before its first request:\n{proc.communicate()[0]}"
-        assert time.monotonic() < deadline, "no request reached the server"
+        assert time.monotonic() < deadline, "no request reached the server"  # hang guard
         time.sleep(0.05)
 
 
@@ -123,7 +126,9 @@ def test_a_run_stopped_by_a_signal_mid_case_is_incomplete_everywhere(
     assert said in _end_of_run(output), output[-3000:]
 
 
-def _in_a_terminal(workdir: Path, *args: str) -> tuple[subprocess.Popen[bytes], int]:
+def _in_a_terminal(
+    workdir: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     """The suite in a terminal (a pty) of its own, as a user starts it: xdist shows its workers' progress
     there. Returns the process and the terminal's side to read."""
     command = [
@@ -132,8 +137,9 @@ def _in_a_terminal(workdir: Path, *args: str) -> tuple[subprocess.Popen[bytes], 
     ]  # fmt: skip
     terminal, side = pty.openpty()
     proc = subprocess.Popen(
-        command, cwd=REPO, stdin=side, stdout=side, stderr=side, env=os.environ.copy(), start_new_session=True
-    )
+        command, cwd=REPO, stdin=side, stdout=side, stderr=side, env=env or os.environ.copy(),
+        start_new_session=True,
+    )  # fmt: skip
     os.close(side)
     return proc, terminal
 
@@ -143,7 +149,8 @@ def _read(terminal: int, proc: subprocess.Popen[bytes], until: str | None = None
     shown = b""
     deadline = time.monotonic() + limit
     while until is None or until not in shown.decode(errors="replace"):
-        assert time.monotonic() < deadline, f"the terminal never showed {until!r}:\n{shown.decode(errors='replace')}"
+        never = f"the terminal never showed {until!r}:\n{shown.decode(errors='replace')}"
+        assert time.monotonic() < deadline, never  # hang guard
         if not select.select([terminal], [], [], 0.2)[0]:
             continue
         try:
@@ -158,10 +165,16 @@ def _read(terminal: int, proc: subprocess.Popen[bytes], until: str | None = None
 
 
 def test_ctrl_c_while_the_workers_start_says_the_run_was_interrupted_before_any_case(tmp_path: Path) -> None:
-    proc, terminal = _in_a_terminal(tmp_path, "--model=symbolic", *TWO_CASES, "-n", "2")
+    held = tmp_path / "held"
+    held.mkdir()
+    env = with_test_plugins(os.environ.copy(), {hold_collection.FOLDER: str(held)})
+    proc, terminal = _in_a_terminal(tmp_path, "--model=symbolic", *TWO_CASES, "-n", "2", *HOLD, env=env)
     try:
-        shown = _read(terminal, proc, until="initialized: 2/2 workers")  # both started, neither has collected
-        time.sleep(1.0)  # the controller waits for their collections (they take seconds to start)
+        shown = _read(terminal, proc, until="initialized: 2/2 workers")
+        deadline = time.monotonic() + 120
+        while hold_collection.held(held) != ["gw0", "gw1"]:  # both wait in their collection
+            assert proc.poll() is None and time.monotonic() < deadline, "the workers never collected"  # hang guard
+            time.sleep(0.02)
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches every process of the terminal's job
         shown += _read(terminal, proc)
         proc.wait(timeout=60)

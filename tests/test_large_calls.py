@@ -5,15 +5,19 @@ server gone ends the call once, not once a piece."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from helpers.fault_server import FaultServer
+from helpers.spies import count_calls
 from helpers.suite_runner import REPO
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models
 from mathcomp_tests.backends.base import ServerGoneError
+from mathcomp_tests.backends.http.completions import PIECE
+from mathcomp_tests.backends.http.liveness import Liveness
 from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Prompt
@@ -49,51 +53,61 @@ def _backend(server: FaultServer) -> Any:
     return create(models.resolve("openai/tiny"), options)
 
 
+def _held_until(condition: Callable[[], bool], what: str) -> None:
+    """Return once ``condition`` holds (the render that calls it waits there)."""
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, f"never: {what}"  # hang guard
+        time.sleep(0.01)
+
+
 def test_a_large_call_sends_its_first_requests_before_its_last_prompt_is_rendered() -> None:
     server = FaultServer(models=_listed())
     prompts = _prompts(1000)
-    rendered: list[float] = []
+    rendered: list[Prompt] = []
     with server.running():
         backend = _backend(server)
         real = backend.render
 
-        def slow(prompt: Prompt) -> str:
-            time.sleep(0.003)  # 3 s for the call: a slow chat template
-            rendered.append(time.time())
+        def held(prompt: Prompt) -> str:
+            if len(rendered) == len(prompts) - 1:  # the last prompt waits for the first request to arrive
+                _held_until(lambda: bool(server.requests()), "a request reached the server before the last prompt")
+            rendered.append(prompt)
             return str(real(prompt))
 
-        backend.render = slow
+        backend.render = held
         answers = backend.complete(prompts, Decoding(4))
         backend.close()
-    first = min(r.start for r in server.requests())
     assert all(a.error is None and a.text == "more" for a in answers)
-    assert len(rendered) == len(prompts) and first < rendered[-1] - 1.0, (first, rendered[-1])
+    assert len(rendered) == len(prompts)
     assert sum(r.prompts for r in server.answered()) == len(prompts)
 
 
-def test_a_large_call_to_a_server_that_is_gone_fails_once_not_once_a_piece() -> None:
+def test_a_large_call_to_a_server_that_is_gone_fails_once_not_once_a_piece(monkeypatch: pytest.MonkeyPatch) -> None:
     server = FaultServer(models=_listed())
     with server.running():
         backend: Any = create(
             models.resolve("openai/tiny"),
             BackendOptions(api_base=server.url, api_batching="completions", max_connection_failures=2),
         )
-    started = time.monotonic()
+    failures = count_calls(monkeypatch, Liveness, "failed")
     with pytest.raises(ServerGoneError):
         backend.complete(_prompts(40), Decoding(4))
-    one = time.monotonic() - started
-    real, rendered = backend.render, []
+    one = len(failures)
+    real, raised = backend.render, count_calls(monkeypatch, Liveness, "error")
+    rendered: list[Prompt] = []
 
-    def slow(prompt: Prompt) -> str:
-        time.sleep(0.005)  # 6 s for 1,200 prompts: later pieces are rendered after the first one failed
+    def held(prompt: Prompt) -> str:
+        if len(rendered) == 2 * PIECE:  # the third piece waits until the first ones have failed
+            _held_until(lambda: bool(raised), "the server was found gone")
         rendered.append(prompt)
         return str(real(prompt))
 
-    backend.render = slow
-    started = time.monotonic()
-    with pytest.raises(ServerGoneError) as raised:
+    backend.render = held
+    failures.clear()
+    with pytest.raises(ServerGoneError) as gone:
         backend.complete(_prompts(1200), Decoding(4))
-    pieces = time.monotonic() - started
     backend.close()
-    assert "stopped answering" in str(raised.value)
-    assert len(rendered) < 1200 and pieces < one + 3, (len(rendered), one, pieces)
+    assert "stopped answering" in str(gone.value)
+    assert len(rendered) < 1200, "no piece is rendered once the call failed"
+    assert len(failures) <= 2 * one, f"{len(failures)} connection failures, {one} for one small call"

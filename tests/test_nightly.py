@@ -142,7 +142,7 @@ def _after_new_answers(answers: Path, then: Callable[[subprocess.Popen[str]], No
         deadline = time.monotonic() + 120
         while cached_rows(answers / "responses.sqlite") < before + 8:
             assert proc.poll() is None, "the night ended before it was cut short"
-            assert time.monotonic() < deadline, "nothing was answered"
+            assert time.monotonic() < deadline, "nothing was answered"  # hang guard
             time.sleep(0.05)
         then(proc)
 

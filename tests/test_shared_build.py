@@ -9,27 +9,40 @@ from pathlib import Path
 import pytest
 from helpers.shared_build import built_once
 
+ASKERS = 2
+"""Processes that ask for the build at once."""
+
 
 def _build(folder: Path) -> Path:
     with open(folder.parent / "builds.log", "a") as log:
         log.write("built\n")
-    time.sleep(0.5)  # long enough for the other process to reach the lock
+    _both_asked(folder.parent.parent / "asked.log")  # the other one is on its way to the lock
     folder.mkdir()
     (folder / "weights").write_text("w")
     return folder
+
+
+def _both_asked(asked: Path) -> None:
+    """Wait until every asker has said it asks (only in the two-asker test, which writes ``asked``)."""
+    deadline = time.monotonic() + 60
+    while asked.exists() and len(asked.read_text().splitlines()) < ASKERS:
+        assert time.monotonic() < deadline, "the other asker never asked"  # hang guard
+        time.sleep(0.01)
 
 
 def _ask(shared: str, out: multiprocessing.Queue[str]) -> None:
     import os
 
     os.environ["MATHCOMP_TESTS_SHARED"] = shared
+    with open(Path(shared) / "asked.log", "a") as asked:
+        asked.write("asking\n")
     out.put(str(built_once("model", _build, Path(shared) / "unused")))
 
 
 def test_two_workers_asking_at_once_get_one_build(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    workers = [context.Process(target=_ask, args=(str(tmp_path), out)) for _ in range(2)]
+    workers = [context.Process(target=_ask, args=(str(tmp_path), out)) for _ in range(ASKERS)]
     for w in workers:
         w.start()
     for w in workers:

@@ -191,7 +191,7 @@ def _killed_while_converting(target: Path, sentinel: Path) -> None:
     deadline = time.monotonic() + 120
     while not sentinel.exists():
         assert proc.poll() is None, f"the preparation ended before converting:\n{proc.communicate()[1]}"
-        assert time.monotonic() < deadline, "the preparation never reached the conversion"
+        assert time.monotonic() < deadline, "the preparation never reached the conversion"  # hang guard
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)

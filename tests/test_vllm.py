@@ -300,7 +300,7 @@ def _wait_for_answers(proc: subprocess.Popen[bytes], log: Path, cache: Path, tim
     deadline = time.monotonic() + timeout
     while cached_rows(cache) < 1:
         assert proc.poll() is None, log.read_text()[-5000:]
-        assert time.monotonic() < deadline, "no answer in time"
+        assert time.monotonic() < deadline, "no answer in time"  # hang guard
         time.sleep(0.2)
 
 
@@ -316,7 +316,7 @@ def test_kill_9_of_pytest_leaves_no_vllm_process(vllm_model: Path, tmp_path: Pat
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
         deadline = time.monotonic() + 60
-        while _alive(tree) and time.monotonic() < deadline:
+        while _alive(tree) and time.monotonic() < deadline:  # hang guard
             time.sleep(0.5)
     finally:
         if proc.poll() is None:
@@ -335,25 +335,23 @@ def _cmdline(pid: int) -> list[str]:
 
 
 @one_server
-def test_a_vllm_server_killed_mid_run_ends_the_run_within_30_s(
+def test_a_vllm_server_killed_mid_run_ends_the_run_with_one_error(
     vllm_model: Path, vllm_url: str, tmp_path: Path
 ) -> None:
-    """The suite's own server dies (kill -9 of its API process): one error, the answers kept, and a
-    rerun on another server with the same weights and dtype asks only for the rest."""
+    """The suite's own server dies (kill -9 of its API process): the run stops at once with one error (not
+    case after case), the answers kept, and a rerun on another server with the same weights and dtype asks
+    only for the rest. How long the stop takes is measured by `python -m benchmarks.bounded_nights`."""
     extra = ("--framings=neutral,direct-more,direct-less", "--positions=end", "--max-new-tokens=64")
     proc, log, cache = _own_server_run(tmp_path, vllm_model, *extra)
     try:
         _wait_for_answers(proc, log, cache)
         server = next(p for p in _descendants(proc.pid) if _cmdline(p)[1:3] == ENTRY)
         os.kill(server, signal.SIGKILL)
-        killed = time.monotonic()
-        proc.wait(120)
-        ended = time.monotonic() - killed
+        proc.wait(300)  # hang guard: the old code went on case after case
     finally:
         if proc.poll() is None:
             proc.kill()
     output = log.read_text()
-    assert ended < 30, output[-3000:]
     assert proc.returncode == 2 and "Interrupted: the model server at http://127.0.0.1:" in output, output[
         -3000:
     ]
@@ -380,11 +378,11 @@ def test_a_server_that_is_not_healthy_in_time_is_stopped_and_reported(
 ) -> None:
     proc, log, _ = _own_server_run(tmp_path, vllm_model, "--vllm-start-timeout=5")
     tree: list[int] = []
-    deadline = time.monotonic() + 4
-    while time.monotonic() < deadline and proc.poll() is None:
+    deadline = time.monotonic() + 300
+    while proc.poll() is None:  # every process the run started, until it ends
+        assert time.monotonic() < deadline, "the run never ended"  # hang guard
         tree = sorted(set(tree) | set(_descendants(proc.pid)))
         time.sleep(0.2)
-    proc.wait(120)
     output = log.read_text()
     assert proc.returncode == 4 and "not healthy after 5 s" in output, output[-3000:]
     assert not _alive(tree), "the server was stopped"

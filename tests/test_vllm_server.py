@@ -135,14 +135,14 @@ def test_kill_9_of_the_starting_process_ends_the_server_and_what_it_started(tmp_
     try:
         deadline = time.monotonic() + 60
         while not (ids.exists() and len(ids.read_text().split()) == 2):
-            assert time.monotonic() < deadline and parent.poll() is None
+            assert time.monotonic() < deadline and parent.poll() is None  # hang guard
             time.sleep(0.1)
         server, child = (int(x) for x in ids.read_text().split())
         assert _alive(server) and _alive(child)
         parent.send_signal(signal.SIGKILL)
         parent.wait(10)
         deadline = time.monotonic() + 30
-        while (_alive(server) or _alive(child)) and time.monotonic() < deadline:
+        while (_alive(server) or _alive(child)) and time.monotonic() < deadline:  # hang guard
             time.sleep(0.1)
     finally:
         if parent.poll() is None:

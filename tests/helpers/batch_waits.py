@@ -23,6 +23,8 @@ class BatchFake(Protocol):
     """Batch ids in the order the fake created them."""
     delay: float
     """Seconds from a batch's creation until the fake answers it."""
+    batch_requests: list[str]
+    """Each batch-API request the fake received, as ``METHOD path``."""
 
 
 def all_answered(run: SuiteRun, prompts: int) -> None:
@@ -45,15 +47,20 @@ def kill_while_waiting(server: BatchFake, workdir: Path, args: Sequence[str]) ->
         proc = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
     try:
         deadline = time.monotonic() + START
-        while not server.created or not list((workdir / "cache" / "batches").glob("*.json")):
+        while not server.created or not list((workdir / "cache" / "batches").glob("*.json")) or not _polled(server):
             assert proc.poll() is None, (workdir / "killed.log").read_text()
-            assert time.monotonic() < deadline, "no batch was created"
+            assert time.monotonic() < deadline, "no batch was created and asked after"  # hang guard
             time.sleep(0.1)
-        time.sleep(0.5)  # it waits on the batch now
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
     assert proc.returncode == -signal.SIGKILL
+
+
+def _polled(server: BatchFake) -> bool:
+    """Whether the run asked the fake for its first batch's status: it waits on the batch now."""
+    first = server.created[0] if server.created else None
+    return first is not None and any(r.startswith("GET ") and r.endswith(first) for r in list(server.batch_requests))
 
 
 def cancel_mid_wait(
@@ -66,7 +73,7 @@ def cancel_mid_wait(
     running.start()
     deadline = time.monotonic() + START
     while not server.created:
-        assert running.is_alive() and time.monotonic() < deadline, "no batch was created"
+        assert running.is_alive() and time.monotonic() < deadline, "no batch was created"  # hang guard
         time.sleep(0.1)
     # Cancel before later batches answer at once: the other order lets a poll find the first batch
     # ended before the cancel lands, and the run never sees a cancelled batch.

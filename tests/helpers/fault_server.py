@@ -69,6 +69,9 @@ class FaultServer:
     answer: str = "more"
     latency: float = 0.0
     """Seconds every request waits before its fault applies (a model's thinking time)."""
+    gather: int = 0
+    """Requests are held until this many are open at once, then go on (0: none is held): what a test says
+    was in flight together was, however slowly the client sent it."""
     stream_interval: float = 0.0
     """Seconds between the chunks of a streamed /v1/completions reply (one word of each prompt a chunk)."""
     lifetime: float = 600.0
@@ -82,12 +85,16 @@ class FaultServer:
     log: list[Request] = field(default_factory=list)
     health_checks: int = 0
     """GET /health requests received."""
+    most_open: int = 0
+    """The most completion requests open at once."""
     port: int = 0
     _seen: dict[str, int] = field(default_factory=dict)
     _attempts: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _loop: asyncio.AbstractEventLoop | None = None
     _release: asyncio.Event | None = None
+    _gathered: asyncio.Event | None = None
+    _open: int = 0
 
     @property
     def url(self) -> str:
@@ -106,6 +113,17 @@ class FaultServer:
         """End every held (`hang`) request now."""
         if self._loop is not None and self._release is not None:
             self._loop.call_soon_threadsafe(self._release.set)
+
+    async def _arrived(self) -> None:
+        """Count the request open; hold it until ``gather`` requests are open at once."""
+        self._open += 1
+        self.most_open = max(self.most_open, self._open)
+        if self.gather:
+            if self._gathered is None:
+                self._gathered = asyncio.Event()
+            if self._open >= self.gather:
+                self._gathered.set()
+            await self._gathered.wait()
 
     def _next(self, prompt: str) -> tuple[int, int]:
         key = hashlib.sha256(prompt.encode()).hexdigest()
@@ -127,8 +145,9 @@ class FaultServer:
             self.log.append(Request(index, attempt, prompt, fault.kind, start, start, 0, auth))
         status = 0
         try:
+            await self._arrived()
             if self.latency:
-                await asyncio.sleep(self.latency)
+                await asyncio.sleep(self.latency)  # slow peer
             if fault.kind == "hang":
                 assert self._release is not None
                 with suppress(TimeoutError):
@@ -136,13 +155,14 @@ class FaultServer:
                 status = 504
                 return _error(504, "held past the client's timeout")
             if fault.delay:
-                await asyncio.sleep(fault.delay)
+                await asyncio.sleep(fault.delay)  # slow peer
             response = self._respond(fault, body, prompt)
             await response.prepare(request)  # sent before it counts as answered: a reply the server
             await response.write_eof()  # dropped while shutting down was never an answer
             status = response.status
             return response
         finally:
+            self._open -= 1
             with self._lock:
                 self.log[position] = replace(self.log[position], end=time.time(), status=status)
 
@@ -164,8 +184,9 @@ class FaultServer:
             )
         status = 0
         try:
+            await self._arrived()
             if self.latency:
-                await asyncio.sleep(self.latency)
+                await asyncio.sleep(self.latency)  # slow peer
             if fault.kind == "hang":
                 assert self._release is not None
                 with suppress(TimeoutError):
@@ -173,7 +194,7 @@ class FaultServer:
                 status = 504
                 return _error(504, "held past the client's timeout")
             if fault.delay:
-                await asyncio.sleep(fault.delay)
+                await asyncio.sleep(fault.delay)  # slow peer
             if fault.kind == "bad-request":
                 response = _error(400, fault.text or "a prompt is longer than the context")
             elif fault.kind in ("rate-limit", "server-error", "malformed"):
@@ -189,13 +210,15 @@ class FaultServer:
                 texts = [
                     "" if fault.kind == "empty" else (fault.text if fault.text is not None else self.answer)
                 ]
-                await asyncio.sleep(self.stream_interval * len(texts[0].split()))  # the same engine, unstreamed
+                unstreamed = self.stream_interval * len(texts[0].split())  # the same engine, unstreamed
+                await asyncio.sleep(unstreamed)  # slow peer
                 response = web.json_response(
                     _text_completion(self.reply_model or body.get("model", "unknown"), prompts, texts * len(prompts))
                 )
             status = response.status
             return response
         finally:
+            self._open -= 1
             with self._lock:
                 self.log[position] = replace(self.log[position], end=time.time(), status=status)
 
@@ -218,7 +241,7 @@ class FaultServer:
                 f"data: {json.dumps({'object': 'text_completion', 'choices': choices})}\n\n".encode()
             )
             if self.stream_interval and not last:
-                await asyncio.sleep(self.stream_interval)
+                await asyncio.sleep(self.stream_interval)  # slow peer
         await stream.write(b"data: [DONE]\n\n")
         await stream.write_eof()
         return stream
@@ -357,7 +380,7 @@ def main() -> None:
         runner = await _start(server)
         print(json.dumps({"port": server.port}), flush=True)
         try:
-            await asyncio.sleep(args.lifetime)
+            await asyncio.sleep(args.lifetime)  # slow peer: it serves until its lifetime ends
         finally:
             await runner.cleanup()
 

@@ -42,7 +42,7 @@ def transformers_serve(model_dir: Path, log: Path) -> Iterator[str]:
     try:
         deadline = time.monotonic() + 90
         while not _healthy(base):
-            if proc.poll() is not None or time.monotonic() > deadline:
+            if proc.poll() is not None or time.monotonic() > deadline:  # hang guard
                 raise RuntimeError(f"transformers serve did not come up:\n{log.read_text()[-3000:]}")
             time.sleep(0.3)
         yield f"{base}/v1"

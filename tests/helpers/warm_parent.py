@@ -107,7 +107,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return {"returncode": os.waitstatus_to_exitcode(status)}
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline:  # hang guard
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             return {"timed_out": True}
