@@ -2,12 +2,19 @@
 signal or the reason that stopped it (run/summary.py builds summary.json's completeness from them). A CI
 timeout sends SIGTERM, a closed terminal (a dropped SSH session) SIGHUP: either ends the session the way
 Ctrl-C does (pytest's interrupted path, summary and report written), in the controller and in each xdist
-worker, instead of killing the process with nothing written."""
+worker, instead of killing the process with nothing written.
+
+Once the session ends (pytest_sessionfinish, to the end of pytest_unconfigure) those signals and Ctrl-C are
+held instead: the end writes summary.json, reports/latest, the baseline, report.html and the table whole,
+then says in one line that a signal came, and the run exits as pytest's INTERRUPTED. Raised there, the
+signal left a traceback and the files of a finished run unwritten. The end only writes files (each replaced
+atomically) and prints: an end that hangs is stopped by SIGQUIT (Ctrl-\\) or SIGKILL."""
 
 from __future__ import annotations
 
 import contextlib
 import signal
+from collections.abc import Generator
 from types import FrameType
 from typing import Any
 
@@ -17,6 +24,8 @@ from .. import summary_format
 
 STOPPING = {signal.SIGTERM: "SIGTERM (as a CI timeout sends it)", signal.SIGHUP: "SIGHUP (a closed terminal)"}
 """The signals that end a session as Ctrl-C does, and how its reason names each."""
+HELD = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+"""The signals held while the session ends, and how the end's line names each."""
 
 
 class Tracker:
@@ -29,6 +38,8 @@ class Tracker:
         """Node ids whose outcome was reported (a call, or a setup that failed or skipped)."""
         self.signal: str | None = None
         """How the reason names the signal that stopped the session (see STOPPING)."""
+        self.held: list[str] = []
+        """The signals that came while the session ended, by HELD's names."""
         self._previous: dict[signal.Signals, Any] = {}
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -54,6 +65,42 @@ class Tracker:
         if session.shouldfail:
             return f"the run stopped early: {session.shouldfail}"
         return None
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None]:
+        """Every plugin's end (ours, pytest-html's, the terminal's table) runs with the signals held."""
+        self.hold()
+        try:
+            return (yield)
+        finally:
+            if self.held:
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                self._say(session.config)
+
+    def _say(self, config: pytest.Config) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or hasattr(config, "workerinput"):
+            return
+        reporter.write_line(
+            f"MathComp: {' then '.join(self.held)} came while the run's end was written: it was finished first, "
+            "every file whole (summary.json, reports/latest, the baseline, report.html); the run exits as "
+            "interrupted",
+            yellow=True,
+        )
+
+    def hold(self) -> None:
+        """From now on Ctrl-C, SIGTERM and SIGHUP are noted, not raised (see the module's docstring)."""
+        for signum in HELD:
+            try:
+                current = signal.getsignal(signum)
+                if current != signal.SIG_IGN:
+                    self._previous.setdefault(signum, current)
+                    signal.signal(signum, self._on_held)
+            except ValueError:  # not the main thread: leave the signals alone
+                return
+
+    def _on_held(self, signum: int, frame: FrameType | None) -> None:
+        self.held.append(HELD[signal.Signals(signum)])
 
     def install(self) -> None:
         """SIGTERM and SIGHUP raise KeyboardInterrupt, as Ctrl-C does (only from the main thread, where
