@@ -87,14 +87,24 @@ def draw(scenarios: Iterable[Scenario], seed: int) -> Draw:
     return Draw(seed, hashlib.sha256(text.encode()).hexdigest(), tuple(s.id for s in chosen))
 
 
+def thousandths(probability: float) -> int:
+    """A probability as the file keeps it: in thousandths, rounded."""
+    return round(PROB_SCALE * float(probability))
+
+
+def as_kept(probability: float) -> float:
+    """A probability at the precision the file keeps: what a run is compared at, so that a copy of the base
+    compares as a copy (its full-precision values against the file's would differ by the rounding)."""
+    return thousandths(probability) / PROB_SCALE
+
+
 def probs_text(values: Sequence[Mapping[str, float] | None]) -> str:
     """The items' label probabilities as a case line carries them: ``812,101,87`` per item (thousandths of
     less, more, equal), ``-`` for an item without them (an answer that failed)."""
     from ..types import LABELS
 
     return " ".join(
-        "-" if p is None else ",".join(str(round(PROB_SCALE * float(p.get(y, 0.0)))) for y in LABELS)
-        for p in values
+        "-" if p is None else ",".join(str(thousandths(p.get(y, 0.0))) for y in LABELS) for p in values
     )
 
 

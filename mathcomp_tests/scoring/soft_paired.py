@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from ..types import LABELS
 from . import intervals
+from .baseline_format import as_kept
 from .paired import EXAMPLES, SOFT_MEASURE, SOFT_MOVED, LabelChange
 from .power import POWER, sees
 
@@ -36,13 +37,14 @@ def soft_changes(
     alpha: float,
 ) -> dict[str, LabelChange]:
     """Per label, the paired test of the items' probabilities of it (scenario -> label -> probability on
-    each side; items missing on either side are not paired)."""
+    each side; items missing on either side are not paired). Both sides are compared at the precision a
+    baseline file keeps (thousandths): a copy of the base compares as a copy, difference 0 and p = 1."""
     shared = [s for s in golds if s in candidate and s in baseline]
     out: dict[str, LabelChange] = {}
     for y in LABELS:
         ids = [s for s in shared if golds[s] != y]
-        base = [float(baseline[s].get(y, 0.0)) for s in ids]
-        cand = [float(candidate[s].get(y, 0.0)) for s in ids]
+        base = [as_kept(baseline[s].get(y, 0.0)) for s in ids]
+        cand = [as_kept(candidate[s].get(y, 0.0)) for s in ids]
         out[y] = change(y, ids, base, cand, max_increase[y], alpha)
     return out
 
