@@ -5,8 +5,11 @@ better than the case's (verdict/standing.py): a check that got much worse is new
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from .printable import printable
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,37 @@ class Check:
 
     def __str__(self) -> str:
         return self.message
+
+
+EXPECTED = "expected a list of failures, each a line of text or a mathcomp_tests.Check, or [] when the case passes"
+
+
+def problem(returned: object) -> str | None:
+    """What is wrong with what a pytest_mathcomp_check hook returned, as ``returned ...; expected ...``;
+    None when it is a list (or tuple) of lines and Checks, or None."""
+    if returned is None:
+        return None
+    if not isinstance(returned, (list, tuple)):
+        return f"returned {_shown(returned)}; {EXPECTED}"
+    for failure in returned:
+        if isinstance(failure, Check):
+            value = failure.value
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if value is not None and not (number and math.isfinite(value)):
+                return (
+                    f"returned Check({failure.key!r}) with value={_shown(value)}; expected a finite number, or "
+                    "None for a check that measures no value"
+                )
+            if not isinstance(failure.message, str):
+                return f"returned a Check whose message is {_shown(failure.message)}; expected a line of text"
+        elif not isinstance(failure, str):
+            return f"returned a failure {_shown(failure)} in its list; {EXPECTED}"
+    return None
+
+
+def _shown(value: object) -> str:
+    text = printable(repr(value))
+    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
 
 
 def values(found: Iterable[object]) -> dict[str, float]:

@@ -5,7 +5,7 @@ terminal's line that counts both. What is new or known is verdict/standing.py's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -32,7 +32,9 @@ class _NoBase(Exception):
     """The baseline has no answers for the neutral case a check asks for."""
 
 
-def base_own_checks(hook: Any, run: Run, result: CaseResult, generated: bool) -> tuple[object, ...] | None:
+def base_own_checks(
+    call: Callable[..., list[Any]], run: Run, result: CaseResult, generated: bool
+) -> tuple[object, ...] | None:
     """The failures the project's checks find on the base's answers to the same items (its scores, and
     its neutral case's from the baseline), so that a case failing them as its base does is known; None
     when the baseline has no answers for the case or its neutral partner. The base's view carries no
@@ -57,10 +59,9 @@ def base_own_checks(hook: Any, run: Run, result: CaseResult, generated: bool) ->
         return scores
 
     try:
-        got = hook(case=base_view, scores=result.base_scores, neutral=neutral)
+        return tuple(call(case=base_view, scores=result.base_scores, neutral=neutral))
     except _NoBase:
         return None
-    return tuple(failure for found in got for failure in found or [])
 
 
 def terminal_line(cases: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]) -> str | None:

@@ -19,6 +19,21 @@ def _given(scores: Any) -> Any:
     return scores
 
 
+def call(hook: Any, **kwargs: Any) -> list[str | owncheck.Check]:
+    """Every implementation's failures, joined; a return that is not a list of failures (a bare string, a
+    dict, a Check whose value is no finite number) stops the run with one line naming the hook and what it
+    returned (exit 4): read as failures it became a failure per character or key, or a NaN never worse."""
+    found: list[str | owncheck.Check] = []
+    for impl in reversed(hook.get_hookimpls()):  # pluggy's own order: the last registered first
+        got = impl.function(**{name: kwargs[name] for name in impl.argnames})
+        problem = owncheck.problem(got)
+        if problem is not None:
+            where = f"pytest_mathcomp_check in {impl.plugin_name}"
+            pytest.exit(f"{where} {problem}", returncode=pytest.ExitCode.USAGE_ERROR)
+        found += got or []
+    return found
+
+
 def apply(config: pytest.Config, run: Run, result: CaseResult, generated: bool = False) -> CaseResult:
     """The failures the project's pytest_mathcomp_check hooks find in ``result`` (see plugin/hookspec.py)."""
     hook = config.hook.pytest_mathcomp_check
@@ -30,12 +45,12 @@ def apply(config: pytest.Config, run: Run, result: CaseResult, generated: bool =
         if own
         else functools.partial(run.neutral_scores, result.condition, generated)
     )
-    found = [
-        failure for got in hook(case=result, scores=result.scores, neutral=neutral) for failure in got or []
-    ]
+    found = call(hook, case=result, scores=result.scores, neutral=neutral)
     if not found:
         return result
-    base = known_failures.base_own_checks(hook, run, result, generated)  # known when the base fails them too
+    base = known_failures.base_own_checks(  # known when the base fails them too
+        functools.partial(call, hook), run, result, generated
+    )
     return replace(
         result,
         extra_failures=tuple(str(f) for f in found),
