@@ -49,3 +49,71 @@ def test_the_demo_model_against_its_own_baseline_compares_as_a_copy(tmp_path: Pa
     soft = [(c["case"], y, t) for c in again.summary["cases"] for y, t in c["baseline"]["soft"].items()]
     assert len(soft) == 6, soft
     assert [(t["difference"], t["p_value"]) for _, _, t in soft] == [(0.0, 1.0)] * 6, soft
+
+
+def _file(tmp_path: Path, case_lines: str, cases: int = 1) -> Path:
+    path = tmp_path / "baseline.txt"
+    path.write_text(
+        "format: 4\nmodel: m\ndataset: d\ndataset-sha256: 0\nprompt-set: hf\nscenarios: 1 2 3\n"
+        f"cases: {cases}\n{case_lines}"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("items", "item"),
+    [
+        ("999,999,999 500,300,200 -", "item 1 (scenario 1): '999,999,999'"),
+        ("500,300,200 0,0,0 -", "item 2 (scenario 2): '0,0,0'"),
+        ("500,300,200 - 999,x,y", "item 3 (scenario 3): '999,x,y'"),
+        ("500,300,200 1001,0,0 -", "item 2 (scenario 2): '1001,0,0'"),
+        ("500,300,203 - -", "item 1 (scenario 1): '500,300,203'"),
+    ],
+)
+def test_an_item_that_is_no_distribution_is_a_damaged_baseline(tmp_path: Path, items: str, item: str) -> None:
+    path = _file(tmp_path, f"case neutral-end-std-one-word: lme | {items}\n")
+    with pytest.raises(BaselineError) as caught:
+        baseline.load(path)
+    said = str(caught.value)
+    assert said.startswith(f"{path}:8: case neutral-end-std-one-word: {item}"), said
+    assert "summing to 1000" in said and "restore it" in said
+
+
+def test_thousandths_that_round_to_999_or_1001_are_a_distribution(tmp_path: Path) -> None:
+    path = _file(tmp_path, "case neutral-end-std-one-word: lme | 333,333,333 334,334,333 500,300,200\n")
+    assert baseline.load(path).probs["neutral-end-std-one-word"]["1"]["less"] == 0.333
+
+
+def test_a_case_line_that_lost_its_probabilities_is_a_damaged_baseline(tmp_path: Path) -> None:
+    lines = (
+        "case neutral-end-std-one-word: lme | 500,300,200 500,300,200 500,300,200\n"
+        "case direct-less-end-std-one-word: lme\n"
+        "case direct-less-end-std-cot: lme\n"
+    )
+    with pytest.raises(BaselineError, match=r"baseline.txt:9: case direct-less-end-std-one-word has no label "):
+        baseline.load(_file(tmp_path, lines, 3))
+    kept = _file(tmp_path, lines.replace("direct-less-end-std-one-word: lme\n", "direct-less-end-std-one-word: "
+                                          "lme | - - -\n"), 3)  # fmt: skip
+    assert set(baseline.load(kept).probs) == {"neutral-end-std-one-word", "direct-less-end-std-one-word"}
+
+
+def test_a_damaged_baseline_stops_the_run_in_one_line(tmp_path: Path) -> None:
+    path = _file(tmp_path, "case neutral-end-std-one-word: lme | 999,999,999 - -\n")
+    run = run_suite(tmp_path, "--model=symbolic", "--limit=3", f"--baseline={path}")
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.output[-2000:]
+    assert f"{path}:8: case neutral-end-std-one-word: item 1 (scenario 1)" in run.output
+    assert "Traceback" not in run.output
+
+
+def test_a_file_that_keeps_probabilities_says_which_case_has_none(tmp_path: Path) -> None:
+    made = baseline.Baseline(
+        source=tmp_path / "b.txt", model="m", revision=None, dataset="d", dataset_sha256="0", prompt_set="hf",
+        scenarios=("1", "2"),
+        cases={c: {"1": "less", "2": "more"} for c in ("neutral-end-std-one-word", "neutral-end-std-json",
+                                                       "neutral-end-std-cot")},
+        probs={"neutral-end-std-one-word": {s: {"less": 0.5, "more": 0.3, "equal": 0.2} for s in ("1", "2")}},
+    )  # fmt: skip
+    text = baseline.write(made, tmp_path / "b.txt").read_text()
+    assert "case neutral-end-std-json: lm | - -\n" in text, "scored by labels, none kept: said"
+    assert "case neutral-end-std-cot: lm\n" in text, "a generated answer has no label probabilities"
+    assert set(baseline.load(tmp_path / "b.txt").probs) == {"neutral-end-std-one-word", "neutral-end-std-json"}

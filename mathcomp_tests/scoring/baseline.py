@@ -57,6 +57,7 @@ from .baseline_format import (
     Fingerprint,
     draw,
     probs_text,
+    scored_by_labels,
     sha256_of,
     shown_dataset,
     shown_model,
@@ -83,6 +84,22 @@ def case_line(baseline: Baseline, case_id: str) -> str | None:
     if probs:
         line += PROBS_SEP + probs_text([probs.get(s) for s in order])
     return line
+
+
+def without_probs_said(line: str, keeps: bool) -> str:
+    """A case line of a file that keeps label probabilities (``keeps``), with `` | - - ...`` (no item has
+    them) where its case is one scored by labels and the line carries none: a case whose probabilities were
+    never kept says so, and a line that lost them reads as damaged (scoring/baseline_read.py)."""
+    head, sep, _ = line.partition(PROBS_SEP.strip())
+    case_id, _, letters = head.removeprefix("case ").rpartition(":")
+    if not keeps or sep or not scored_by_labels(case_id.strip()):
+        return line
+    return line + PROBS_SEP + " ".join("-" * len(letters.strip()))
+
+
+def keeps_probs(*baselines: Baseline) -> bool:
+    """Whether a file written from these keeps label probabilities (some case of one of them has them)."""
+    return any(any(b.probs.values()) for b in baselines)
 
 
 def generated_lines(generated: Draw) -> list[str]:
@@ -113,7 +130,10 @@ def render(baseline: Baseline, folder: Path | None = None) -> str:
     ]
     if baseline.generated is not None:
         lines += generated_lines(baseline.generated)
-    written = [line for line in (case_line(baseline, c) for c in baseline.cases) if line is not None]
+    keeps = keeps_probs(baseline)
+    written = [
+        without_probs_said(line, keeps) for line in (case_line(baseline, c) for c in baseline.cases) if line is not None
+    ]
     lines.append(f"cases: {len(written)}")
     return "\n".join([*lines, *written]) + "\n"
 

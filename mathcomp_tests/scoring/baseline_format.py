@@ -108,25 +108,52 @@ def probs_text(values: Sequence[Mapping[str, float] | None]) -> str:
     )
 
 
-def parse_probs(text: str, count: int) -> list[dict[str, float] | None]:
-    """``probs_text``'s inverse; ValueError saying what is wrong (the caller names the file and line)."""
+SUM_SLACK = 1
+"""How far an item's three thousandths may sum from 1000: each is rounded, so by at most 1.5 together."""
+
+
+def parse_probs(text: str, scenarios: Sequence[str]) -> list[dict[str, float] | None]:
+    """``probs_text``'s inverse for the items of ``scenarios``; ValueError naming the item and what is wrong
+    (the caller names the file and line). Each item is a distribution: three thousandths, each 0..1000,
+    summing to 1000 within rounding."""
     from ..types import LABELS
 
     fields = text.split()
-    if len(fields) != count:
-        raise ValueError(f"{len(fields)} label probabilities for {count} scenarios")
+    if len(fields) != len(scenarios):
+        raise ValueError(f"{len(fields)} label probabilities for {len(scenarios)} scenarios")
     out: list[dict[str, float] | None] = []
-    for n, field in enumerate(fields, 1):
+    for n, (field, scenario) in enumerate(zip(fields, scenarios, strict=True), 1):
         if field == "-":
             out.append(None)
             continue
         parts = field.split(",")
-        if len(parts) != len(LABELS) or not all(p.isdigit() and int(p) <= PROB_SCALE for p in parts):
+        numbers = [int(p) for p in parts if p.isdigit()]
+        if (
+            len(parts) != len(LABELS)
+            or len(numbers) != len(parts)
+            or any(v > PROB_SCALE for v in numbers)
+            or abs(sum(numbers) - PROB_SCALE) > SUM_SLACK
+        ):
             raise ValueError(
-                f"item {n}: {field[:30]!r}; expected {len(LABELS)} thousandths (less,more,equal) or -"
+                f"item {n} (scenario {scenario}): {field[:30]!r}; expected {len(LABELS)} thousandths "
+                f"(less,more,equal), each 0 to {PROB_SCALE} and summing to {PROB_SCALE}, or - for an item "
+                "without them"
             )
-        out.append({y: int(p) / PROB_SCALE for y, p in zip(LABELS, parts, strict=True)})
+        out.append({y: v / PROB_SCALE for y, v in zip(LABELS, numbers, strict=True)})
     return out
+
+
+def scored_by_labels(case_id: str) -> bool:
+    """Whether a plain case of this id is answered by label probabilities under --scoring=logprob (its
+    format places the label where it can be scored); a protocol's case may ask other things, so no."""
+    from .. import formats
+
+    base = case_id.removeprefix(GENERATED_PREFIX).split("-options-", 1)[0]
+    if "-protocol-" in base:
+        return False
+    names = sorted(formats.FORMATS, key=len, reverse=True)
+    found = next((name for name in names if base.endswith(f"-{name}")), None)
+    return found is not None and formats.get(found).logprob_prefix is not None
 
 
 RESTORE = "restore it from version control or rewrite it with --update-baseline from a complete run"

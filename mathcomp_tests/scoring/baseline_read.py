@@ -24,6 +24,7 @@ from .baseline_format import (
     BaselineError,
     Draw,
     parse_probs,
+    scored_by_labels,
 )
 
 
@@ -118,10 +119,11 @@ def _parse(path: Path, text: str) -> Baseline:
         cases[case_id] = {s: OUTCOME[ch] for s, ch in zip(order, letters, strict=True)}
         if sep:
             try:
-                found = parse_probs(probs_part, len(order))
+                found = parse_probs(probs_part, order)
             except ValueError as exc:
-                raise BaselineError(f"{path}:{number}: case {case_id}: {exc}") from exc
+                raise BaselineError(f"{path}:{number}: case {case_id}: {exc}; {RESTORE}") from exc
             probs[case_id] = {s: p for s, p in zip(order, found, strict=True) if p is not None}
+    _check_probs_kept(path, rows, probs)
     return Baseline(
         source=path,
         model=header["model"],
@@ -134,6 +136,19 @@ def _parse(path: Path, text: str) -> Baseline:
         generated=generated,
         probs=probs,
     )
+
+
+def _check_probs_kept(path: Path, rows: Mapping[str, tuple[int, str]], probs: Mapping[str, object]) -> None:
+    """A file that keeps label probabilities keeps them for every case scored by them: a case line of such
+    a case without its `` | `` part lost its soft tests, and is damaged."""
+    if not probs:
+        return
+    for case_id, (number, _) in rows.items():
+        if case_id not in probs and scored_by_labels(case_id):
+            raise BaselineError(
+                f"{path}:{number}: case {case_id} has no label probabilities (no '{PROBS_SEP.strip()}' part), "
+                f"though the file keeps them for its other cases scored by labels; {RESTORE}"
+            )
 
 
 def _check_count(path: Path, said: str | None, found: int) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import userfile
-from .baseline import case_line, generated_lines
+from .baseline import case_line, generated_lines, keeps_probs, without_probs_said
 from .baseline_fit import Baseline
 from .baseline_format import FORMAT, GENERATED_PREFIX, BaselineError, shown_model
 from .baseline_read import parse
@@ -73,6 +73,7 @@ def update(path: Path, fresh: Baseline) -> Updated:
     if problems:
         raise BaselineError(f"{path} holds {'; '.join(problems)}")
     wanted = {c: case_line(fresh, c) for c in fresh.cases}
+    keeps = keeps_probs(old, fresh)
     out: list[str] = []
     count_at = last_case = -1
     rewritten = 0
@@ -81,8 +82,10 @@ def update(path: Path, fresh: Baseline) -> Updated:
         if stripped.startswith("case "):
             case_id = stripped.rpartition(":")[0][5:].strip()
             new = wanted.pop(case_id, None)
+            ending = line[len(line.rstrip("\r\n")) :]
             if new is not None:
-                line, rewritten = new + (line[len(line.rstrip("\r\n")) :] or "\n"), rewritten + 1
+                line, rewritten = new + (ending or "\n"), rewritten + 1
+            line = without_probs_said(line.rstrip("\r\n"), keeps) + ending  # a kept line of a format 3 file too
             last_case = len(out)
         elif stripped.partition(":")[0].strip() == "cases":
             count_at = len(out)
@@ -91,7 +94,7 @@ def update(path: Path, fresh: Baseline) -> Updated:
         out.append(line)
     if out and not out[-1].endswith("\n"):
         out[-1] += "\n"
-    added = [line + "\n" for line in wanted.values() if line is not None]
+    added = [without_probs_said(line, keeps) + "\n" for line in wanted.values() if line is not None]
     total = len(old.cases) + len(added)
     out[count_at] = f"cases: {total}\n"
     header = []
