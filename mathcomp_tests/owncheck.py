@@ -6,8 +6,9 @@ better than the case's (verdict/standing.py): a check that got much worse is new
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from .printable import printable
 
@@ -15,11 +16,15 @@ from .printable import printable
 @dataclass(frozen=True)
 class Check:
     """One failure of a project's own check, with the value it measured (``name`` matches it with the
-    same check on the base's answers; the message when not given)."""
+    same check on the base's answers; the message when not given). ``measure`` recomputes the value from a
+    case's scores and its neutral partner's: given it, a failure the base shares is new only when its value
+    rose significantly over the base's, and by more than max_increase (scoring/own_paired.py); without it,
+    when the value is more than max_increase above the base's."""
 
     message: str
     value: float | None = None
     name: str = ""
+    measure: Callable[[Any, Any], float | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -48,6 +53,8 @@ def problem(returned: object) -> str | None:
                     f"returned Check({failure.key!r}) with value={_shown(value)}; expected a finite number, or "
                     "None for a check that measures no value"
                 )
+            if failure.measure is not None and not callable(failure.measure):
+                return f"returned Check({failure.key!r}) with measure={_shown(failure.measure)}; expected a function"
             if not isinstance(failure.message, str):
                 return f"returned a Check whose message is {_shown(failure.message)}; expected a line of text"
         elif not isinstance(failure, str):
@@ -65,8 +72,18 @@ def values(found: Iterable[object]) -> dict[str, float]:
     return {f.key: float(f.value) for f in found if isinstance(f, Check) and f.value is not None}
 
 
-def much_worse(now: Mapping[str, float], base: Mapping[str, float] | None, by: float) -> list[str]:
-    """The checks whose value now is more than ``by`` above the base's (checks the base has no value
-    for are not compared)."""
-    base = base or {}
-    return [name for name, value in now.items() if name in base and value - base[name] > by]
+def much_worse(
+    now: Mapping[str, float],
+    base: Mapping[str, float] | None,
+    by: float,
+    tests: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
+    """The checks whose value now is much worse than the base's: those with a paired test (``tests``, by
+    name: scoring/own_paired.py) when it found a rise; the others when their value is more than ``by`` above
+    the base's (checks the base has no value for are not compared)."""
+    base, tests = base or {}, tests or {}
+    return [
+        name
+        for name, value in now.items()
+        if name in base and (bool(tests[name]["breach"]) if name in tests else value - base[name] > by)
+    ]

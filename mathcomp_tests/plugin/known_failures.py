@@ -14,6 +14,7 @@ import pytest
 from ..run import Run
 from ..scoring.baseline import GENERATED_PREFIX
 from ..scoring.metrics import Scores
+from ..scoring.own_paired import Side
 from ..types import NEUTRAL
 from ..verdict.result import CaseResult
 from ..verdict.standing import KNOWN, NEW, known_reason
@@ -64,12 +65,40 @@ def base_own_checks(
         return None
 
 
+def paired_sides(run: Run, result: CaseResult, generated: bool) -> tuple[Side, Side] | None:
+    """The candidate's and the base's outcomes on the case and its neutral partner, for the paired test of
+    an own check (scoring/own_paired.py); None when the baseline lacks either case."""
+    comparator = run.comparator
+    if comparator is None:
+        return None
+    chosen = run.generated if generated else None
+    prefix = GENERATED_PREFIX if generated else ""
+    neutral = replace(result.condition, framing=NEUTRAL)
+    own = result.condition == neutral
+    base_case = comparator.base_outcomes(
+        prefix + result.condition.id, run.prompts_for(result.condition, chosen), run.decoding(result.condition)
+    )
+    base_neutral = (
+        base_case
+        if own
+        else comparator.base_outcomes(prefix + neutral.id, run.prompts_for(neutral, chosen), run.decoding(neutral))
+    )
+    if base_case is None or base_neutral is None:
+        return None
+    candidate_neutral = result.outcomes() if own else run.neutral_result(result.condition, generated).outcomes()
+    return Side(result.outcomes(), candidate_neutral), Side(base_case, base_neutral)
+
+
 def terminal_line(cases: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any]) -> str | None:
-    """``failures against the baseline: 1 new (the base passed them), 2 known (the base fails them too)``."""
+    """``failures against the baseline: 1 new (the base passed them, or they got significantly worse), 2 known
+    (the base fails them too)``."""
     new, known = (sum(c.get("standing") == s for c in cases) for s in (NEW, KNOWN))
     if not (new or known):
         return None
-    line = f"failures against the baseline: {new} new (the base passed them), {known} known (the base fails them too)"
+    line = (
+        f"failures against the baseline: {new} new (the base passed them, or they got significantly worse), "
+        f"{known} known (the base fails them too)"
+    )
     if baseline.get("fail_on") == NEW and known:
         line += "; --fail-on=new: the known ones are xfailed"
     return line

@@ -10,6 +10,7 @@ import pytest
 
 from .. import owncheck
 from ..run import Run
+from ..scoring import own_paired
 from ..types import NEUTRAL
 from ..verdict.result import CaseResult
 from . import known_failures
@@ -51,10 +52,29 @@ def apply(config: pytest.Config, run: Run, result: CaseResult, generated: bool =
     base = known_failures.base_own_checks(  # known when the base fails them too
         functools.partial(call, hook), run, result, generated
     )
+    base_values = None if base is None else owncheck.values(base)
     return replace(
         result,
         extra_failures=tuple(str(f) for f in found),
         own_values=owncheck.values(found),
         base_extra_failures=None if base is None else tuple(str(f) for f in base),
-        base_own_values=None if base is None else owncheck.values(base),
+        base_own_values=base_values,
+        own_tests=_paired_tests(run, result, generated, found, base_values or {}),
     )
+
+
+def _paired_tests(
+    run: Run, result: CaseResult, generated: bool, found: list[Any], base_values: dict[str, float]
+) -> dict[str, dict[str, Any]]:
+    """The paired test of each failure the base shares whose Check can recompute its value."""
+    measured = {
+        f.key: f.measure
+        for f in found
+        if isinstance(f, owncheck.Check) and f.measure is not None and f.value is not None and f.key in base_values
+    }
+    sides = known_failures.paired_sides(run, result, generated) if measured else None
+    if sides is None or run.comparator is None:
+        return {}
+    limit, alpha = min(result.ceilings.max_increase.values()), run.comparator.alpha
+    tests = {key: own_paired.rise(key, m, result.golds(), *sides, limit, alpha) for key, m in measured.items()}
+    return {key: test for key, test in tests.items() if test is not None}

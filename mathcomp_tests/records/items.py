@@ -167,6 +167,7 @@ def case_summary(result: CaseResult) -> dict[str, Any]:
         "error": None,
         "breaches": result.breaches,
         "own_values": result.own_values,
+        "own_tests": result.own_tests,
         "scores": result.scores.as_dict(),
         "ceilings": result.ceilings.as_dict(),
         "sent": result.sent,

@@ -165,9 +165,14 @@ class Comparator:
 
     def base_scores(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> metrics.Scores | None:
         """The base's scores on ``prompts`` for ``case_id`` (None: the baseline has no answers for it)."""
-        found = self._answers(case_id, prompts, decoding)
+        found = self.base_outcomes(case_id, prompts, decoding)
         golds = {p.scenario.id: p.scenario.label for p in prompts}
-        return None if found is None else standing.base_scores(golds, found[0])
+        return None if found is None else standing.base_scores(golds, found)
+
+    def base_outcomes(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> dict[str, str] | None:
+        """The base's outcome of each of ``prompts``' scenarios for ``case_id`` (None: no answers for it)."""
+        found = self._answers(case_id, prompts, decoding)
+        return None if found is None else found[0]
 
     def _answers(self, case_id: str, prompts: Sequence[Prompt], decoding: Decoding) -> Answers | None:
         if self.file is not None:

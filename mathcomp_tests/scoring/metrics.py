@@ -65,8 +65,15 @@ def score(
     predictions: Sequence[Prediction],
     probs: Sequence[Mapping[str, float]] | None = None,
 ) -> Scores:
-    table = confusion(golds, predictions)
-    n = len(golds)
+    soft: dict[str, float | None] | None = (
+        {y: soft_dir_err(golds, probs, y) for y in LABELS} if probs is not None else None
+    )
+    return from_table(confusion(golds, predictions), soft)
+
+
+def from_table(table: dict[str, dict[str, int]], soft: Mapping[str, float | None] | None = None) -> Scores:
+    """The scores of a confusion table (gold label -> outcome -> count), with soft DirErr when given."""
+    n = sum(sum(row.values()) for row in table.values())
     if n == 0:
         raise ValueError("cannot score a case with no items")
     correct = sum(table[g][g] for g in LABELS)
@@ -79,7 +86,7 @@ def score(
         accuracy=correct / n,
         invalid_rate=invalid / n,
         error_rate=errors / n,
-        soft_dir_err={y: soft_dir_err(golds, probs, y) for y in LABELS} if probs is not None else None,
+        soft_dir_err=None if soft is None else dict(soft),
         dir_err_ci={y: wilson(*dir_err_counts(table, y)) for y in LABELS},
     )
 

@@ -3,8 +3,9 @@
 
 A cue word may move a model, but not far: under a direct cue, DirErr of the cued label may exceed the
 neutral case's (same position, identity, format, scenarios) by at most MAX_RISE_OVER_NEUTRAL. Each failure
-is a ``Check`` carrying the gap it measured, so that against a baseline the gate sets it beside the base's
-gap: a case whose gap grew by more than max_increase fails as new, even when the base fails the check too.
+is a ``Check`` carrying the gap it measured and how to measure it again (``measure``), so that against a
+baseline the gate tests the gap against the base's on the same resampled scenarios: a case whose gap grew
+significantly, by more than max_increase, fails as new, even when the base fails the check too.
 """
 
 from __future__ import annotations
@@ -30,11 +31,17 @@ def pytest_mathcomp_check(case: Any, scores: Any, neutral: Any) -> list[Check]:
     if not framing.startswith("direct-") or exempt:
         return []
     label = framing.removeprefix("direct-")
-    cued, plain = scores.dir_err[label], neutral().dir_err[label]
-    if cued is None or plain is None or cued - plain <= MAX_RISE_OVER_NEUTRAL:
+
+    def gap(cued_scores: Any, neutral_scores: Any) -> float | None:
+        cued, plain = cued_scores.dir_err[label], neutral_scores.dir_err[label]
+        return None if cued is None or plain is None else cued - plain
+
+    found = gap(scores, neutral())
+    if found is None or found <= MAX_RISE_OVER_NEUTRAL:
         return []
+    plain = neutral().dir_err[label]
     message = (
-        f"DirErr({label}) under {framing} is {cued:.3f}, {cued - plain:+.3f} over the neutral case's "
+        f"DirErr({label}) under {framing} is {plain + found:.3f}, {found:+.3f} over the neutral case's "
         f"{plain:.3f}; at most {MAX_RISE_OVER_NEUTRAL:+.2f} allowed (conftest.py)"
     )
-    return [Check(message, value=cued - plain, name=f"DirErr({label}) over neutral")]
+    return [Check(message, value=found, name=f"DirErr({label}) over neutral", measure=gap)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..printable import printable
-from ..scoring import metrics
+from ..scoring import metrics, own_paired
 from ..scoring.paired import explanation as paired_explanation
 from ..types import LABELS, Item
 from .checks import NOTHING_READ, NOTHING_SCORED, breaches, gated
@@ -61,12 +61,32 @@ def explanation(result: CaseResult) -> str:
         lines.append(f"  {name:<14} = {value:.3f} {'>' if value > ceiling else '<='} {ceiling:.3f}")
     if result.extra_failures:
         lines += [f"  {failure}" for failure in result.extra_failures]
+        lines += own_standing(result)
     if result.comparison is not None:
         lines += paired_explanation(result.comparison, result.condition.id)
     elif result.baseline_status == "no baseline":
         lines.append(f"  no baseline: the baseline has no answers for {result.condition.id}")
     lines += _wrong_items(result.wrong_items(3))
     return "\n".join(lines)
+
+
+def own_standing(result: CaseResult) -> list[str]:
+    """Against a baseline, what each own check the base fails too did: its paired test, or (a check that
+    cannot recompute its value) how far its value moved; why the case is new or known."""
+    base = result.base_own_values or {}
+    by = min(result.ceilings.max_increase.values())
+    lines = []
+    for name, value in result.own_values.items():
+        if name in result.own_tests:
+            lines.append(f"  {own_paired.text(result.own_tests[name])}")
+        elif name in base:
+            moved = "more" if value - base[name] > by else "not more"
+            lines.append(
+                f"  {name}: {base[name]:.3f} on the base (which fails it too), {value:.3f} now, "
+                f"{value - base[name]:+.3f}: {moved} than max_increase {by:.3f} above it (untested: give the "
+                "Check a measure= to test the rise)"
+            )
+    return lines
 
 
 def _wrong_items(wrong: Sequence[Item]) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import owncheck
 from ..scoring import metrics
@@ -44,6 +45,9 @@ class CaseResult:
     """The values the project's own checks measured (those that return ``mathcomp_tests.Check``), by name."""
     base_own_values: dict[str, float] | None = None
     """The same checks' values on the base's answers."""
+    own_tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The paired test of each own check the base fails too and that can recompute its value, by name
+    (scoring/own_paired.py)."""
 
     @property
     def ceiling_breaches(self) -> list[str]:
@@ -81,9 +85,10 @@ class CaseResult:
 
     @property
     def own_worse(self) -> list[str]:
-        """The project's own checks whose value is more than max_increase (its smallest) above the base's."""
+        """The project's own checks much worse than the base's: a significant rise above max_increase where
+        the check can be tested, else a value more than max_increase (its smallest) above the base's."""
         by = min(self.ceilings.max_increase.values())
-        return owncheck.much_worse(self.own_values, self.base_own_values, by)
+        return owncheck.much_worse(self.own_values, self.base_own_values, by, self.own_tests)
 
     def outcomes(self) -> dict[str, str]:
         """scenario id -> less, more, equal, invalid or error."""

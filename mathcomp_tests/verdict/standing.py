@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..scoring import metrics
+from ..scoring import metrics, own_paired
 from ..scoring.thresholds import Ceilings
-from ..types import LABELS, Prediction
 from . import checks
 
 NEW = "new"
@@ -30,11 +29,7 @@ def base_scores(golds: Mapping[str, str], base: Mapping[str, str]) -> metrics.Sc
     shared = [s for s in golds if s in base]
     if not shared:
         return None
-    predictions = [
-        Prediction(base[s], "ok", "") if base[s] in LABELS else Prediction(None, base[s], "")  # type: ignore[arg-type]
-        for s in shared
-    ]
-    return metrics.score([golds[s] for s in shared], predictions)  # type: ignore[misc]
+    return own_paired.outcome_scores([golds[s] for s in shared], [base[s] for s in shared])
 
 
 def base_breaches(scores: metrics.Scores | None, ceilings: Ceilings) -> list[str] | None:
@@ -85,11 +80,12 @@ def known_reason(case: Mapping[str, Any]) -> str:
         )
     parts += [f"the project's own check on the base: {own}" for own in found.get("own") or []]
     now_values, base_values_ = case.get("own_values") or {}, found.get("own_values") or {}
-    parts += [
-        f"{name}: {base_values_[name]:.3f} on the base, {value:.3f} now"
-        for name, value in now_values.items()
-        if name in base_values_
-    ]
+    tests = case.get("own_tests") or {}
+    for name, value in now_values.items():
+        if name in tests:
+            parts.append(own_paired.text(tests[name]))
+        elif name in base_values_:
+            parts.append(f"{name}: {base_values_[name]:.3f} on the base, {value:.3f} now")
     return f"known: the base fails it too ({'; '.join(parts)})"
 
 
