@@ -155,7 +155,7 @@ def _case(case_id: str, mde: float | None, detect: float = 0.15, required: bool 
 def test_a_pass_that_could_not_see_a_rise_says_so_and_fails_when_power_is_required() -> None:
     cases = [_case("a", 0.08), _case("b", 0.25), _case("c", None)]
     block = power.summary(cases)
-    assert block is not None and [c["case"] for c in block["underpowered"]] == ["b", "c"]
+    assert block is not None and [c["case"] for c in block["underpowered"]] == ["c", "b"], "worst first"
     assert not block["not_earned"]
     seen = verdict({"cases": cases, "power": block})
     assert seen.line == "PASSED: all 3 cases; 2 could not see a rise under 15 points" and seen.passed
@@ -188,6 +188,8 @@ def test_require_power_fails_a_run_too_small_to_see_a_rise_and_junit_says_why(tm
     junit = tmp_path / "junit.xml"
     failed = run_suite(tmp_path, *args, f"--baseline={path}", "--require-power", f"--junitxml={junit}")
     assert failed.returncode == 1, failed.output
+    last = failed.output.strip().splitlines()[-1]
+    assert last.startswith("MathComp: NOT EARNED (power required): all 2 cases; ") and last.endswith("; exit 1"), last
     assert failed.summary["power"]["not_earned"] is True
     page = (failed.run_dir / "report.html").read_text()
     assert "NOT EARNED (power required): all 2 cases; 2 could not see a rise under 15 points" in page

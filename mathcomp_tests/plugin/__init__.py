@@ -1,7 +1,5 @@
-"""The pytest plugin: options, one parametrised case per condition, and the run's files and report.
-
-Cheap to import: torch, transformers and litellm load only when a backend is created.
-"""
+"""The pytest plugin: options, one parametrised case per condition, and the run's files and report. Cheap to
+import: torch, transformers and litellm load only when a backend is created."""
 
 from __future__ import annotations
 
@@ -43,6 +41,7 @@ from . import (
     serving,
     terminal,
 )
+from .closing_line import ClosingLine
 from .finish import finish
 from .session_tracker import Tracker, write_incomplete
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
@@ -130,6 +129,8 @@ def pytest_configure(config: pytest.Config) -> None:
     tracker = config.stash[_TRACKER] = Tracker()
     config.pluginmanager.register(tracker, "mathcomp-session-tracker")
     tracker.install()
+    if workerinput is None:
+        config.pluginmanager.register(ClosingLine(state), "mathcomp-closing-line")
     if settings.backend.batch is not None:
         controller = workerinput is None and _has_workers(config)
         phase = batch_phase.WorkerBatches(run) if controller else batch_phase.BatchPhase(run)

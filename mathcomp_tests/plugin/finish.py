@@ -68,6 +68,11 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     blind = power_note(state.summary.get("power"))
     state.notes += [blind] if blind else []
+    if run.settings.require_power and state.summary.get("power") is None:
+        state.notes.append(
+            "MathComp power: --require-power had nothing to check: no case was compared with a baseline "
+            "(give --baseline or --baseline-model)"
+        )
     if (state.summary.get("power") or {}).get("not_earned"):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pass it could not earn (require_power)
     if reasons and session.exitstatus == pytest.ExitCode.OK:
@@ -110,11 +115,12 @@ def power_note(block: dict[str, Any] | None) -> str | None:
     every compared case could (or none was compared)."""
     if not block or not block["underpowered"]:
         return None
-    weak = block["underpowered"]
-    first = weak[0]
+    weak = block["underpowered"]  # worst first
+    unearned = block.get("not_earned_by") or []
+    first = next((w for w in weak if w["case"] in unearned), weak[0])
     shown = verdict_power.labels_text(first["labels"], first["seen"])
     verdict = (
-        "the run fails: a pass it did not earn (require_power)"
+        f"the run fails: a pass it did not earn (power required of {len(unearned)} of them: {few(unearned)})"
         if block["not_earned"]
         else "--require-power would fail it"
     )

@@ -320,6 +320,11 @@ def _check_block(path: Path, where: str, block: Any, allow_framing: bool) -> Non
                 )
         elif key in _KEYS:
             check_rate(path, f"{where}.{key}", value)
+            if key == "detect_rise" and value == 0:
+                raise ThresholdsError(
+                    f"{path}: {where}.detect_rise = {value!r}; expected a number above 0 and at most 1 (the "
+                    "smallest rise every compared case must see: no test sees a rise of 0)"
+                )
         else:
             known = (*_KEYS, "extends", "framing", "invariance") if allow_framing else _KEYS
             raise ThresholdsError(f"{path}: {where}.{key}: unknown key; expected one of {', '.join(known)}")

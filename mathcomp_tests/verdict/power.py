@@ -56,16 +56,29 @@ def summary(cases: Sequence[Case], forced: bool = False) -> dict[str, Any] | Non
     compared = [c for c in cases if seen(c)]
     if not compared:
         return None
-    weak = [(c, labels) for c in compared if (labels := blind(c))]
+    weak = sorted(((c, labels) for c in compared if (labels := blind(c))), key=_worst_first)
     targets = sorted({detect_rise(c) for c in compared})
+    unearned = [c["case"] for c, _ in weak if forced or required(c)]
     return {
         "detect_rise": targets[0] if len(targets) == 1 else targets,
         "power": POWER,
         "compared": len(compared),
         "underpowered": [{"case": c["case"], "labels": labels, "seen": seen(c)} for c, labels in weak],
         "required": forced or any(required(c) for c in compared),
-        "not_earned": bool(weak) and (forced or any(required(c) for c, _ in weak)),
+        "not_earned": bool(unearned),
+        "not_earned_by": unearned,
     }
+
+
+def _worst_first(weak: tuple[Case, list[str]]) -> tuple[int, float]:
+    """What the run could not see, worst first: a label that cannot rise at all, then the largest rise a
+    blind label needs to be seen."""
+    case, labels = weak
+    found = seen(case)
+    needed = [found.get(y) for y in labels]
+    if any(mde is None for mde in needed):
+        return (0, 0.0)
+    return (1, -max(float(mde or 0) for mde in needed))
 
 
 def phrase(block: Mapping[str, Any] | None) -> str:
