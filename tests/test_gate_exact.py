@@ -4,12 +4,13 @@ format-4 baseline is refused, never read as a case that cannot rise."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from helpers.suite_runner import run_suite
 
-from mathcomp_tests.scoring import baseline, soft_paired
+from mathcomp_tests.scoring import baseline, baseline_update, soft_paired
 from mathcomp_tests.scoring.baseline_format import BaselineError, probs_text
 
 LIMITS = dict.fromkeys(("less", "more", "equal"), 0.05)
@@ -117,3 +118,33 @@ def test_a_file_that_keeps_probabilities_says_which_case_has_none(tmp_path: Path
     assert "case neutral-end-std-json: lm | - -\n" in text, "scored by labels, none kept: said"
     assert "case neutral-end-std-cot: lm\n" in text, "a generated answer has no label probabilities"
     assert set(baseline.load(tmp_path / "b.txt").probs) == {"neutral-end-std-one-word", "neutral-end-std-json"}
+
+
+def _two_cases(tmp_path: Path) -> tuple[Path, baseline.Baseline]:
+    made = baseline.Baseline(
+        source=tmp_path / "b.txt", model="m", revision=None, dataset="d", dataset_sha256="0", prompt_set="hf",
+        scenarios=("1", "2"),
+        cases={"neutral-end-std-one-word": {"1": "less", "2": "more"},
+               "direct-less-end-std-one-word": {"1": "less", "2": "less"}},
+    )  # fmt: skip
+    fresh = replace(made, cases={"neutral-end-std-one-word": {"1": "more", "2": "more"}})
+    return baseline.write(made, tmp_path / "b.txt"), fresh
+
+
+def test_a_narrowed_update_keeps_a_crlf_files_line_ends(tmp_path: Path) -> None:
+    path, fresh = _two_cases(tmp_path)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    done = baseline_update.update(path, fresh)
+    assert (done.rewritten, done.kept) == (1, 1)
+    data = path.read_bytes()
+    assert data.count(b"\r\n") == data.count(b"\n"), "every line ends as the file's did"
+    assert b"case neutral-end-std-one-word: mm\r\n" in data and b"case direct-less-end-std-one-word: ll\r\n" in data
+
+
+def test_a_baseline_with_a_byte_order_mark_is_read_and_kept(tmp_path: Path) -> None:
+    path, fresh = _two_cases(tmp_path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert set(baseline.load(path).cases) == {"neutral-end-std-one-word", "direct-less-end-std-one-word"}
+    baseline_update.update(path, fresh)
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf#"), "the mark is kept where it was"
+    assert baseline.load(path).cases["neutral-end-std-one-word"] == {"1": "more", "2": "more"}

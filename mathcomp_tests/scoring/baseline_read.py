@@ -34,7 +34,7 @@ def load(path: str | Path) -> Baseline:
     if path.is_dir():
         return from_run_dir(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark, as some editors write, is no key
     except FileNotFoundError as exc:
         raise BaselineError(f"baseline {path}: no such file or run folder") from exc
     except (OSError, UnicodeDecodeError) as exc:

@@ -62,10 +62,13 @@ def update(path: Path, fresh: Baseline) -> Updated:
     raise BaselineError saying why the file cannot take them."""
     real = userfile.target(path)
     try:
-        text = real.read_text(encoding="utf-8")
+        raw = real.read_bytes().decode("utf-8")  # as it is: its line ends and byte-order mark are kept
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"{path} cannot be read: {exc}") from exc
-    old = parse(path, text)
+    bom = "\ufeff" if raw.startswith("\ufeff") else ""
+    text = raw.removeprefix(bom)
+    eol = "\r\n" if "\r\n" in text else "\n"
+    old = parse(path, text.replace("\r\n", "\n"))
     formats = [line.strip() for line in text.splitlines() if line.strip().partition(":")[0].strip() == "format"]
     if formats[-1:] not in ([f"format: {f}"] for f in SPLICES):
         raise BaselineError(f"{path} is an older baseline format (this version writes format {FORMAT})")
@@ -84,27 +87,27 @@ def update(path: Path, fresh: Baseline) -> Updated:
             new = wanted.pop(case_id, None)
             ending = line[len(line.rstrip("\r\n")) :]
             if new is not None:
-                line, rewritten = new + (ending or "\n"), rewritten + 1
+                line, rewritten = new + (ending or eol), rewritten + 1
             line = without_probs_said(line.rstrip("\r\n"), keeps) + ending  # a kept line of a format 3 file too
             last_case = len(out)
         elif stripped.partition(":")[0].strip() == "cases":
             count_at = len(out)
         elif stripped.partition(":")[0].strip() == "format":
-            line = f"format: {FORMAT}\n"  # format 4 reads every format 3 line as it is
+            line = f"format: {FORMAT}{eol}"  # format 4 reads every format 3 line as it is
         out.append(line)
     if out and not out[-1].endswith("\n"):
-        out[-1] += "\n"
-    added = [without_probs_said(line, keeps) + "\n" for line in wanted.values() if line is not None]
+        out[-1] += eol
+    added = [without_probs_said(line, keeps) + eol for line in wanted.values() if line is not None]
     total = len(old.cases) + len(added)
-    out[count_at] = f"cases: {total}\n"
+    out[count_at] = f"cases: {total}{eol}"
     header = []
     if (
         old.generated is None
         and fresh.generated is not None
         and any(c.startswith(GENERATED_PREFIX) for c in wanted)
     ):
-        header = [line + "\n" for line in generated_lines(fresh.generated)]
+        header = [line + eol for line in generated_lines(fresh.generated)]
     for at, lines in sorted(((last_case + 1, added), (count_at, header)), key=lambda p: p[0], reverse=True):
         out[at:at] = lines
-    userfile.replace_text(path, "".join(out))
+    userfile.replace_text(path, bom + "".join(out))
     return Updated(real, rewritten, len(added), total)
