@@ -323,3 +323,18 @@ def test_a_reader_that_stops_early_ends_the_printing_without_a_traceback(runs: R
         proc.stdout.close()
         err = proc.stderr.read()
         assert proc.wait(timeout=120) == 0 and err == "", err
+
+
+@pytest.mark.parametrize("where", ["results.jsonl of B", "a new file in A", "B itself"])
+def test_an_html_page_inside_a_run_it_reads_is_refused_and_nothing_is_touched(
+    runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    a = Path(shutil.copytree(runs.reference.run_dir, tmp_path / "a"))
+    b = Path(shutil.copytree(runs.demo.run_dir, tmp_path / "b"))
+    target = {"results.jsonl of B": b / results.RESULTS, "a new file in A": a / "diff.html", "B itself": b}[where]
+    before = {p: p.read_bytes() for run in (a, b) for p in sorted(run.rglob("*")) if p.is_file()}
+    code, out, err = call(capsys, "diff", "--html", str(target), str(a), str(b))
+    assert code == 2 and out == "", (out, err)
+    said = err.strip().splitlines()[-1]
+    assert f"--html {target}: " in said and "-o " not in said, said
+    assert {p: p.read_bytes() for run in (a, b) for p in sorted(run.rglob("*")) if p.is_file()} == before

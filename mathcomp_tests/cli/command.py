@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -25,10 +26,25 @@ def fail(message: str) -> int:
     return 1
 
 
-def check_output(parser: argparse.ArgumentParser, output: Path | None) -> None:
-    """-o must name a file: a directory is a usage error, found before any work is done."""
-    if output is not None and output.is_dir():
-        usage_error(parser, f"-o {output}: a directory; expected a file to write")
+def check_output(
+    parser: argparse.ArgumentParser, output: Path | None, option: str = "-o", inputs: Sequence[Path] = ()
+) -> None:
+    """``option`` (-o, --html) must name a file outside every one of ``inputs`` (a run folder, a baseline
+    file: what the command reads is never what it writes); anything else is a usage error, found before any
+    work is done."""
+    if output is None:
+        return
+    if output.is_dir():
+        usage_error(parser, f"{option} {output}: a directory; expected a file to write")
+    written = output.resolve()
+    for source in inputs:
+        read = source.resolve()
+        if written == read or written.is_relative_to(read):
+            usage_error(
+                parser,
+                f"{option} {output}: inside {source}, which this command reads; expected a file outside "
+                "the runs it compares",
+            )
 
 
 def write(path: Path, text: str) -> int:

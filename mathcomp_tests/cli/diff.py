@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..report.item_changes import changes_html, counted
     from ..scoring import item_changes
 
-    check_output(parser, args.html)
+    check_output(parser, args.html, "--html", (args.run_a, args.run_b))
     try:
         base = answer_sets.load(args.run_a, "RUN_A")
         candidate = answer_sets.load(args.run_b, "RUN_B")
