@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import interrupt_at
+from helpers import interrupt_at, taken_path
 from helpers.plugin_env import with_test_plugins
 from helpers.suite_runner import pytest_process
 
@@ -62,3 +62,22 @@ def test_a_signal_while_the_end_is_written_leaves_the_finished_runs_files_and_on
     assert "MathComp framing-bias report" in (run_dir / "report.html").read_text()
     assert sorted(baseline.load(path).cases) == ["neutral-begin-std-one-word", "neutral-end-std-one-word"]
     assert "MathComp directional error" in output, "the end-of-run table was printed"
+
+
+def test_a_baseline_that_cannot_be_replaced_is_one_line_and_the_rest_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "gate" / "baseline.txt"
+    args = [
+        "-p", "no:cacheprovider", "-p", "helpers.taken_path", f"--reports-dir={tmp_path / 'reports'}", "--no-cache",
+        f"--update-baseline={path}", *TWO_CASES,
+    ]  # fmt: skip
+    env = with_test_plugins(os.environ.copy(), {taken_path.TAKE: str(path)})
+    done = pytest_process(args, env=env, timeout=300)
+    output = done.stdout + done.stderr
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    said = [line for line in output.splitlines() if line.startswith("baseline not written: ")]
+    assert said == [f"baseline not written: {path} cannot be replaced (Is a directory); {path} unchanged"], said
+    assert "MathComp directional error" in output, "the end-of-run table was printed"
+    run_dir = (tmp_path / "reports" / "latest").resolve()
+    assert "MathComp framing-bias report" in (run_dir / "report.html").read_text()
+    assert (path / "someone-elses.txt").read_text() == "not the run's\n"

@@ -61,7 +61,12 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     if state.summary["narrowed"]:
         state.notes.append(narrowed_note(state.summary["narrowed"]))
     if run.settings.update_baseline is not None:
-        state.notes.append(_update_baseline(state, reasons))
+        try:
+            state.notes.append(_update_baseline(state, reasons))
+        except OSError as exc:  # a file or folder that cannot be replaced: said, and the rest still written
+            path, why = run.settings.update_baseline, exc.strerror or exc
+            state.notes.append(f"baseline not written: {path} cannot be replaced ({why}); {path} unchanged")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # it did not do what it was asked
     holm_failures = (state.summary.get("baseline") or {}).get("holm_failures") or []
     if holm_failures:
         state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
