@@ -83,7 +83,7 @@ def test_two_run_folders_list_every_changed_item_worst_case_first(
     case, scenario = sorted(towards)[0]
     block = next(b for b in out.split("\n\n") if b.startswith(CUED)).splitlines()
     at = block.index(
-        f"  scenario {scenario}, gold {after[(case, scenario)]['gold']}: towards cue, right to wrong"
+        f"  scenario {scenario}, gold {after[(case, scenario)]['gold']}: to the cue word's label, right to wrong"
     )
     probs = after[(case, scenario)]["probs"]
     assert isinstance(probs, dict)

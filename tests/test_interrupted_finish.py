@@ -1,4 +1,4 @@
-"""A Ctrl-C (or SIGTERM) that lands while a finished run writes its end: summary.json, reports/latest, the
+"""The end of a finished run holds: a Ctrl-C (or SIGTERM) that lands while it writes summary.json, reports/latest, the
 baseline, report.html, the end-of-run table. Whatever step it lands in, the files are the finished run's and
 whole, the terminal says so in one line (no traceback), and the run exits as pytest's INTERRUPTED (2); a
 second Ctrl-C likewise. The signal is sent from inside the step (helpers/interrupt_at.py), not after a sleep."""

@@ -52,3 +52,27 @@ def test_a_detect_rise_of_zero_is_refused_with_its_key(tmp_path: Path, value: st
     refused = r"framing.direct-less.detect_rise = 0(\.0)?; expected a number above 0"
     with pytest.raises(thresholds.ThresholdsError, match=refused):
         thresholds.load(path)
+
+
+def test_a_test_that_cannot_rise_because_items_left_the_label_says_so() -> None:
+    from mathcomp_tests.scoring.power import RisePower
+
+    left = RisePower(pairs=24, base_hits=19, away=19, level=0.05, max_increase=0.05, needed=None, mde=None)
+    assert left.text("less") == (
+        "cannot rise: 19 of its 24 items left less (the base answered less, this run does not): no significant "
+        "rise can outweigh them"
+    )
+    few = RisePower(pairs=3, base_hits=0, away=0, level=0.05, max_increase=0.05, needed=None, mde=None)
+    assert few.text("less") == "cannot rise: 3 items are too few for a significant rise at level 0.05"
+
+
+def test_a_soft_rise_counts_the_items_whose_probability_went_up() -> None:
+    from mathcomp_tests.scoring import paired, soft_paired
+
+    golds = {str(i): "more" for i in range(24)}
+    base = {s: {"less": 0.2, "more": 0.7, "equal": 0.1} for s in golds}
+    cand = {s: ({"less": 0.9, "more": 0.05, "equal": 0.05} if int(s) < 5 else p) for s, p in base.items()}
+    soft = soft_paired.soft_changes(golds, cand, base, dict.fromkeys(("less", "more", "equal"), 0.01), 0.05)
+    assert soft["less"].breach and soft["less"].rose == 5
+    text = "\n".join(paired.explanation(paired.Comparison("base", "mcnemar", 0.05, {}, soft=soft), "case"))
+    assert "soft DirErr(less) rose: the probability of less went up on 5 of 24 items" in text

@@ -2,7 +2,7 @@
 
 RUN_A is the earlier run (the base), RUN_B the newer (the candidate); each is a run folder (reports/<run-id>)
 or a baseline file (written by --update-baseline). Per case, the worst regression first (right to wrong +
-towards the cue - wrong to right - away from the cue): the counts of each kind of change, per label how
+to the cue word's label - wrong to right - off it): the counts of each kind of change, per label how
 many items newly answered it and how many no longer (the paired test's pairs), then each changed item with
 its prompt (shortened), both answers and, under --scoring=logprob, both runs' label probabilities.
 A baseline file keeps answers as letters: no prompt or answer text on its side.

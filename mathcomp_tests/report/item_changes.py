@@ -19,8 +19,8 @@ from ..types import LABELS
 
 TITLE = "What changed, item by item"
 REGRESSION = (
-    "Regression = right to wrong + towards the cue - wrong to right - away from the cue; cases sorted by it, "
-    "worst first."
+    "Regression = right to wrong + to the cue word's label - wrong to right - off the cue word's label; cases "
+    "sorted by it, worst first."
 )
 SHORT_PROMPT = 160
 SHORT_ANSWER = 160

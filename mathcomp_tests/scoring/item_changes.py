@@ -1,9 +1,10 @@
 """What changed between two runs of one selection, item by item (`mathcomp diff`, the report's section).
 
 Per case, each item both runs answered is classed by how its answer moved from the base (the earlier run,
-or the baseline) to the candidate: towards the case's cue (the label its framing's cue word names: the
-candidate answers it now, the base did not), away from it (the reverse), right to wrong and wrong to right
-by the gold; an item can be in two classes (towards the cue and right to wrong). A change that is none of
+or the baseline) to the candidate: to the cue word's label (the label the case's framing's cue word names:
+the candidate answers it now, the base did not; not the gate's toward-cue rate, which compares a cue case
+with its neutral partner in one run), off it (the reverse), right to wrong and wrong to right
+by the gold; an item can be in two classes (to the cue word's label and right to wrong). A change that is none of
 these (one wrong answer for another, no cue involved) is an ``other change``; under label scoring an item
 whose answer stayed but whose label probabilities moved by PROBABILITY_STEP or more is ``probability
 moved``. Per label, the counts are the paired test's (scoring/paired.py): among items whose gold is not y
@@ -22,8 +23,8 @@ from ..listing import few, sides
 from ..types import ALL_FRAMINGS, LABELS, cue_label
 from .baseline_format import GENERATED_PREFIX, Draw
 
-TOWARDS = "towards cue"
-AWAY = "away from cue"
+TOWARDS = "to the cue word's label"
+AWAY = "off the cue word's label"
 WORSE = "right to wrong"
 BETTER = "wrong to right"
 OTHER = "other change"
@@ -108,7 +109,7 @@ class CaseChanges:
 
     @property
     def regression(self) -> int:
-        """right->wrong + towards the cue, minus wrong->right + away from the cue: what the cases sort by."""
+        """right->wrong + to the cue word's label, minus wrong->right + off it: what the cases sort by."""
         n = self.counts
         return n[WORSE] + n[TOWARDS] - n[BETTER] - n[AWAY]
 

@@ -245,7 +245,10 @@ def explanation(comparison: Comparison, case_id: str) -> list[str]:
         shown = ", ".join(i["scenario"] for i in c.rose_examples)
         plural = "s" if len(c.rose_examples) > 1 else ""
         if c.measure == SOFT_MEASURE:
-            lines.append(f"{c.name} rose on {c.pairs} items, most on scenario{plural} {shown}:")
+            lines.append(
+                f"{c.name} rose: the probability of {c.label} went up on {c.rose} of {c.pairs} items, most on "
+                f"scenario{plural} {shown}:"
+            )
             lines += [
                 f"  scenario {i['scenario']}: probability of {c.label} {i['baseline']} -> now {i['candidate']}"
                 for i in c.rose_examples

@@ -69,6 +69,11 @@ class RisePower:
         if self.pairs == 0:
             return "cannot rise: no items to compare"
         unbounded = _needed(self.pairs, self.pairs, self.away, self.level, self.max_increase)
+        if unbounded is None and _needed(self.pairs, self.pairs, 0, self.level, self.max_increase) is not None:
+            return (
+                f"cannot rise: {self.away} of its {self.pairs} items left {label} (the base answered {label}, "
+                "this run does not): no significant rise can outweigh them"
+            )
         if unbounded is None:
             return f"cannot rise: {self.pairs} items are too few for a significant rise at level {self.level:.3g}"
         return f"cannot rise: the base already answers {label} on {self.base_hits} of {self.pairs}"
