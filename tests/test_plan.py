@@ -104,7 +104,7 @@ def test_the_committed_baseline_says_plainly_where_no_rise_can_count(
     code, out, _ = call(capsys, "plan", "--base", str(BASELINE))
     assert code == 0
     cells = row(out, "direct-more, indirect-more", "more")
-    assert cells[2:5] == ["1.00", "213", "cannot rise"]
+    assert cells[2:5] == ["1.00", "213", "no room"]
     assert cells[5] == "cannot rise by +10.0: the base answers more on 100% (at most +0.0)"
     less = row(out, "direct-less, indirect-less", "less")  # 92% already: at most +7.7 of the +10 asked
     assert less[5].startswith("cannot rise by +10.0: the base answers less on 92% (at most +7.")
@@ -165,7 +165,8 @@ def test_the_help_text_is_the_module_docstring(capsys: pytest.CaptureFixture[str
         (["--base-rate", "x"], "argument --base-rate: 'x': expected a number between 0 and 1"),
         (["--rise", "0"], "argument --rise: 0: expected a number above 0 to 1"),
         (["--power", "1"], "argument --power: 1: expected a number above 0 and below 1"),
-        (["--scenarios", "300,0"], "every number of scenarios must be at least 1"),
+        (["--scenarios", "300,0"], "every number of scenarios must be from 1 to 1,000,000,000"),
+        (["--scenarios", "10000000000"], "every number of scenarios must be from 1 to 1,000,000,000"),
         (["--framings", "neutral,"], "an empty framing"),
         (["--base", "no/such/run"], "--base no/such/run: no such run folder or baseline file"),
         (["--base", "baseline.txt", "--base-rate", "0.2"], "not allowed with argument"),
@@ -205,3 +206,36 @@ def test_a_damaged_run_folder_is_one_line_and_exit_1(
     assert code == 1 and out == ""
     (line,) = err.strip().splitlines()
     assert line.startswith(f"error: {damaged / 'results.jsonl'}:61: not a result line")
+
+
+def test_a_runs_summary_json_stands_for_its_folder(base_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("--framings", "neutral,direct-more", "--positions", "end")
+    code, out, err = call(capsys, "plan", "--base", str(base_run / "summary.json"), *args)
+    assert code == 0, err
+    assert call(capsys, "plan", "--base", str(base_run), *args)[1] == out
+
+
+def test_where_no_test_can_see_the_rise_the_plan_says_so_not_that_the_scenarios_suffice(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = call(capsys, "plan", "--framings", "neutral", "--positions", "end", "--rise", "0.04")
+    assert code == 0
+    assert "suffice" not in out
+    assert "no test of this selection can see a rise of +4.0 points at any number of scenarios" in out
+
+
+def test_too_few_scenarios_and_no_room_are_told_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(capsys, "plan", "--base", str(BASELINE), "--scenarios", "5,300")
+    assert code == 0
+    less = row(out, "neutral", "less")
+    assert less[4] == "too few", less  # 5 scenarios: no rise is significant, more would see one
+    assert row(out, "direct-more, indirect-more", "more")[4:6] == ["no room", "no room"]
+
+
+def test_a_plan_writes_nothing_into_the_folder_it_runs_in(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mathcomp_tests", "plan", "--framings", "neutral"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert list(tmp_path.iterdir()) == [], "a plan left files behind"

@@ -27,6 +27,8 @@ from ..scoring import gate_plan
 from .command import fail, usage_error
 
 HELP = "how many scenarios a baseline gate needs to see a rise"
+MOST_PLANNED = 1_000_000_000
+"""The most scenarios --scenarios plans for."""
 PLACEHOLDER = "<fine-tune>"
 
 
@@ -52,8 +54,11 @@ def _sizes(text: str) -> tuple[int, ...]:
         sizes = tuple(int(s.replace("_", "")) for s in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: expected whole numbers, comma-separated") from None
-    if any(n < 1 for n in sizes):
-        raise argparse.ArgumentTypeError(f"{text}: every number of scenarios must be at least 1")
+    if any(not 1 <= n <= MOST_PLANNED for n in sizes):
+        raise argparse.ArgumentTypeError(
+            f"{text}: every number of scenarios must be from 1 to {MOST_PLANNED:,} (beyond, the binomial "
+            "tails the plan computes lose their precision)"
+        )
     return sizes
 
 
@@ -130,7 +135,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     cases = conditions(settings)
     level = ALPHA / (len(cases) * len(LABELS)) if args.holm else ALPHA
     if args.base is not None:
-        _check_base_path(parser, args.base)
+        args.base = _check_base_path(parser, args.base)
     try:
         dataset = _dataset(args.dataset)
         base = _base(args.base, dataset) if args.base is not None else None
@@ -178,23 +183,33 @@ class Base:
     """case -> scenario -> outcome (less, more, equal, invalid, error)."""
 
 
-def _check_base_path(parser: argparse.ArgumentParser, path: Path) -> None:
-    """A --base that is not there, or a folder that is not a run, is a usage error."""
+def _check_base_path(parser: argparse.ArgumentParser, path: Path) -> Path:
+    """The --base to read: a run's summary.json stands for its folder; a --base that is not there, or a
+    folder that is not a run, is a usage error."""
+    if path.name == "summary.json" and path.is_file():
+        path = path.parent
     if not path.exists():
         usage_error(parser, f"--base {path}: no such run folder or baseline file")
     if path.is_dir() and not (path / "summary.json").is_file():
         usage_error(parser, f"--base {path}: not a run folder (no summary.json); expected reports/<run-id>")
+    return path
 
 
 def _dataset(value: str | None) -> Dataset:
+    """The dataset's golds. A plan writes nothing: a response cache the project already has serves its
+    checked datasets, and none is made where there is none (a temporary folder stands in)."""
+    import tempfile
+
     from ..data import datasets
     from ..data.scenarios import DatasetError
     from ..rootdir import cache_dir
 
-    try:
-        loaded = datasets.resolve(value, None, cache_dir())
-    except DatasetError as exc:
-        raise PlanError(str(exc).splitlines()[0]) from exc
+    with tempfile.TemporaryDirectory(prefix="mathcomp-plan-") as scratch:
+        folder = cache_dir() if cache_dir().is_dir() else Path(scratch)
+        try:
+            loaded = datasets.resolve(value, None, folder)
+        except DatasetError as exc:
+            raise PlanError(str(exc).splitlines()[0]) from exc
     return Dataset(loaded.name, {s.id: s.label for s in loaded.scenarios})
 
 
@@ -360,6 +375,11 @@ def _commands(
             f"  pytest --model={model} --update-baseline=base.txt{selection}   # once: the base on all "
             f"{scale.bundled:,} scenarios",
             f"  pytest --model={PLACEHOLDER} --baseline=base.txt{selection}{holm}",
+        ]
+    if not needs.dataset:
+        return lines + [
+            f"  no test of this selection can see a rise of +{100 * args.rise:.1f} points at any number of "
+            "scenarios (the table says why for each); more scenarios will not help"
         ]
     source = str(base.source) if base is not None else "base.txt"
     return lines + [

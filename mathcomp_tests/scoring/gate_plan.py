@@ -124,7 +124,7 @@ def rows_for(
             for n in sizes:
                 pairs, hits, away = power.at_scale(test.share, test.rate, target.churn, n)
                 mde = power.rise_power(pairs, hits, test.max_increase, target.level, away, target.power).mde
-                seen.append("cannot rise" if mde is None else f"+{100 * mde:.1f}")
+                seen.append(_seen(mde, test, target))
             if needed is None:
                 text = why_not(test, target)
             elif needed <= scale.answered:
@@ -143,6 +143,14 @@ def rows_for(
             pairs = power.at_scale(test.share, test.rate, target.churn, sizes[0])[0]
             rows.append(Row(framing, label, test.rate, pairs, tuple(seen), text, shown))
     return rows, Needs(max(within, default=0), max(generated, default=0))
+
+
+def _seen(mde: float | None, test: Test, target: Target) -> str:
+    """One cell of the table: the smallest rise seen, or why none is: ``no room`` (the base leaves no room
+    above max_increase) or ``too few`` (more scenarios would see one)."""
+    if mde is not None:
+        return f"+{100 * mde:.1f}"
+    return "no room" if power.largest_rise(test.rate, target.churn) <= test.max_increase else "too few"
 
 
 def why_not(test: Test, target: Target) -> str:
