@@ -23,7 +23,7 @@ BASELINE = REPO / "baseline.txt"
 
 def row(out: str, framing: str, label: str) -> list[str]:
     """The table's cells for ``framing`` and ``label``, split on runs of two spaces or more."""
-    (line,) = [line for line in out.splitlines() if re.match(rf"{re.escape(framing)}\s+{label}\s", line)]
+    (line,) = [line for line in out.splitlines() if re.match(rf"{re.escape(framing)}\s+{label}\s{{2,}}", line)]
     return re.split(r"\s{2,}", line.strip())
 
 
@@ -239,3 +239,27 @@ def test_a_plan_writes_nothing_into_the_folder_it_runs_in(tmp_path: Path) -> Non
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert list(tmp_path.iterdir()) == [], "a plan left files behind"
+
+
+def test_a_base_that_kept_probabilities_plans_the_soft_tests_as_the_gate_states_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo model under --scoring=logprob on 40 scenarios: its direct-less case answers less on nearly
+    every item (the letter test cannot see +10 points), but each label's soft test can, and the plan's
+    soft MDE at 40 is the one the gate states for the same base (a run that changed nothing)."""
+    path = tmp_path / "base.txt"
+    selection = ("--framings=neutral,direct-less", "--positions=end", "--limit=40", "--generated=0")
+    demo = ("--model=hf:fixtures/models/mathcomp-tiny", "--scoring=logprob", *selection)
+    assert run_suite(tmp_path / "base", *demo, f"--update-baseline={path}").returncode == 0
+    gated = run_suite(tmp_path / "gated", *demo, f"--baseline={path}")
+    stated = {
+        (c["framing"], y): t["power"]["mde"] for c in gated.summary["cases"] for y, t in c["baseline"]["soft"].items()
+    }
+    code, out, _ = call(capsys, "plan", "--base", str(path), "--framings", "neutral,direct-less", "--positions", "end")
+    assert code == 0
+    letters = row(out, "direct-less", "less")
+    assert letters[5].startswith("cannot rise by +10.0: the base answers less on"), letters
+    soft = row(out, "direct-less", "less soft")
+    assert soft[4] == f"+{100 * stated[('direct-less', 'less')]:.1f}", (soft, stated)
+    assert row(out, "neutral", "more soft")[4] == f"+{100 * stated[('neutral', 'more')]:.1f}"
+    assert "--scoring=logprob" in out.split("to get there:")[1], "the command keeps the scoring the soft tests need"

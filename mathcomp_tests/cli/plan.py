@@ -10,7 +10,10 @@ test_generated's cases (--generated=N, labels in thirds) see it. The base is a r
 (--base: each case's own DirErr(y) on it; with several positions or formats, a framing's weakest case),
 else a DirErr(y) assumed for every label (--base-rate, default 0.2). A label the base already answers on
 (nearly) every item "cannot rise": no rise there can fail a case. Planning assumes no item leaves y
-(--churn: the share of the base's y answers that do), which is optimistic.
+(--churn: the share of the base's y answers that do), which is optimistic. A base that kept label
+probabilities (a format-4 baseline, a run under --scoring=logprob) also gets each label's soft test
+planned (rows "less soft", ...; the base's spread standing in for the run's): a label is seen when either
+of its tests sees the rise, and the command keeps --scoring=logprob.
 """
 
 from __future__ import annotations
@@ -158,7 +161,24 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     sizes = args.scenarios or (size,)
     scale = gate_plan.Scale(size, len(dataset.golds))
     lines = _header(args, settings, len(cases), level, base, dataset, rate, size, limits)
-    rows, needs = gate_plan.rows_for(tests, sizes, scale, gate_plan.Target(args.rise, args.power, level, args.churn))
+    target = gate_plan.Target(args.rise, args.power, level, args.churn)
+    rows, needs = gate_plan.rows_for(tests, sizes, scale, target)
+    soft = gate_plan.soft_tests(
+        [(c.id, c.framing) for c in cases],
+        LABELS,
+        golds,
+        base.probs if base is not None else {},
+        lambda framing, y: args.max_increase if args.max_increase is not None else limits[framing][y],
+    )
+    if soft:
+        rows += gate_plan.soft_rows(soft, sizes, scale, target)
+        needs = gate_plan.needs_with_soft(tests, soft, scale, target)
+        lines.append(
+            "soft: the base kept label probabilities, so each label also has its soft test (paired t on the "
+            "items' probability of y; the base's spread stands in for the run's, which errs towards more "
+            "scenarios); a label is seen when either test sees the rise"
+        )
+        lines.append("")
     lines += _table(gate_plan.collapse(rows, len(settings.framings)), sizes, args.rise)
     if missing:
         lines.append(f"not in the base, left out of the plan ({len(missing)}): {', '.join(missing)}")
@@ -181,6 +201,8 @@ class Base:
     """scenario -> gold label, for the base's scenarios."""
     answers: dict[str, dict[str, str]]
     """case -> scenario -> outcome (less, more, equal, invalid, error)."""
+    probs: dict[str, dict[str, dict[str, float]]]
+    """case -> scenario -> label probabilities, where the base kept them (its soft tests can be planned)."""
 
 
 def _check_base_path(parser: argparse.ArgumentParser, path: Path) -> Path:
@@ -223,6 +245,7 @@ def _base(path: Path, dataset: Dataset) -> Base:
     except baseline.BaselineError as exc:
         raise PlanError(str(exc)) from exc
     answers = {c: a for c, a in found.cases.items() if not c.startswith(baseline.GENERATED_PREFIX)}
+    probs = {c: dict(p) for c, p in found.probs.items() if c in answers and p}
     golds = _run_golds(path) if path.is_dir() else dataset.golds
     unknown = [s for s in found.scenarios if s not in golds]
     if unknown:
@@ -230,7 +253,7 @@ def _base(path: Path, dataset: Dataset) -> Base:
             f"{path}: {len(unknown)} of its scenarios are not in the dataset {dataset.name} "
             f"({', '.join(unknown[:3])}...); give the dataset it was made on with --dataset"
         )
-    return Base(path, found.model, {s: golds[s] for s in found.scenarios}, answers)
+    return Base(path, found.model, {s: golds[s] for s in found.scenarios}, answers, probs)
 
 
 def _run_golds(run_dir: Path) -> dict[str, str]:
@@ -358,6 +381,7 @@ def _commands(
         for name in ("framings", "positions", "formats")
         if getattr(settings, name) != getattr(defaults, name)
     )
+    selection += " --scoring=logprob" if base is not None and base.probs else ""  # the soft tests need it
     holm = " --holm" if args.holm else ""
     model = base.model if base is not None else "<base>"
     lines = ["", "to get there:"]

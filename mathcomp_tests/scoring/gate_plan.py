@@ -5,15 +5,22 @@ A case's label y is one test (scoring/power.py: the exact one-sided McNemar test
 not y). For each framing and label the plan keeps the framing's weakest case, the one needing the most
 scenarios, and says what the tests that can see the rise need together: scenarios of the dataset, or fresh
 ones from test_generated (labels in thirds) where the dataset is too small.
+
+Where the base kept label probabilities (a format-4 baseline, a run under --scoring=logprob), each label
+also has its soft test (scoring/soft_paired.py: the paired t test of the items' probability of y), planned
+as a run states its power before it knows the candidate: the spread of the base's probabilities stands in
+for the spread of the paired differences (for a fine-tune close to its base that spread is smaller, so the
+plan errs on the side of more scenarios). A label is seen when either of its tests sees the rise.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass
 from typing import Any
 
-from . import power
+from . import power, soft_paired
 
 THIRDS = 2 / 3
 """The share of generated scenarios (labels in thirds) that pairs for each label."""
@@ -74,6 +81,127 @@ def tests(
             rate_here = hits / len(paired) if paired else 0.0
             found.append(Test(case, framing, y, len(paired) / size, rate_here, limit(framing, y)))
     return found, missing
+
+
+@dataclass(frozen=True)
+class SoftTest:
+    """One case's soft test for one label: the share of scenarios that pair for it, and the base's mean
+    probability of y over them and its spread (standard deviation)."""
+
+    case: str
+    framing: str
+    label: str
+    share: float
+    mean: float
+    spread: float
+    max_increase: float
+
+    def seen(self, scenarios: int, target: Target) -> float | None:
+        """The smallest rise seen with ``target.power`` on ``scenarios`` scenarios; None where none is."""
+        n = round(self.share * scenarios)
+        if n < 2:
+            return None
+        se = self.spread / math.sqrt(n)
+        return soft_paired.smallest_rise(self.mean, se, n, self.max_increase, target.level, target.power)
+
+    def scenarios_for(self, target: Target) -> int | None:
+        """The fewest scenarios that see ``target.rise`` (None: no number up to power.MOST_SCENARIOS does)."""
+        if not self.share or target.rise <= self.max_increase:
+            return None
+        low, high = 1, power.MOST_SCENARIOS
+        if not _sees(self.seen(high, target), target.rise):
+            return None
+        while low < high:  # the rise seen falls as scenarios grow
+            middle = (low + high) // 2
+            if _sees(self.seen(middle, target), target.rise):
+                high = middle
+            else:
+                low = middle + 1
+        return low
+
+
+def _sees(mde: float | None, rise: float) -> bool:
+    return mde is not None and mde <= rise
+
+
+def soft_tests(
+    cases: Iterable[tuple[str, str]],
+    labels: Sequence[str],
+    golds: Mapping[str, str],
+    probs: Mapping[str, Mapping[str, Mapping[str, float]]],
+    limit: Callable[[str, str], float],
+) -> list[SoftTest]:
+    """One SoftTest per (case id, framing) and label whose case the base kept probabilities for."""
+    size = len(golds)
+    found = []
+    for case, framing in cases:
+        mine = probs.get(case)
+        if not mine:
+            continue
+        for y in labels:
+            values = [float(mine[s].get(y, 0.0)) for s, g in golds.items() if g != y and s in mine]
+            if len(values) < 2:
+                continue
+            mean = sum(values) / len(values)
+            spread = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+            found.append(SoftTest(case, framing, y, len(values) / size, mean, spread, limit(framing, y)))
+    return found
+
+
+def soft_rows(tests: Sequence[SoftTest], sizes: Sequence[int], scale: Scale, target: Target) -> list[Row]:
+    """One row per framing and label for the soft tests (the framing's weakest case), as rows_for's."""
+    rows = []
+    for framing in dict.fromkeys(t.framing for t in tests):
+        for label in dict.fromkeys(t.label for t in tests):
+            group = [t for t in tests if t.framing == framing and t.label == label]
+            if not group:
+                continue
+            found = [(t, t.scenarios_for(target)) for t in group]
+            test, needed = max(found, key=lambda f: (f[1] is None, f[1] or 0, f[0].mean))
+            seen = []
+            for n in sizes:
+                mde = test.seen(n, target)
+                room = 1 - test.mean <= test.max_increase
+                seen.append(f"+{100 * mde:.1f}" if mde is not None else ("no room" if room else "too few"))
+            if needed is None:
+                text = (
+                    f"never: +{100 * target.rise:.1f} is not above max_increase {test.max_increase:g}"
+                    if target.rise <= test.max_increase
+                    else f"cannot rise by +{100 * target.rise:.1f}: the base gives {label} {test.mean:.3f}"
+                    if target.rise >= 1 - test.mean
+                    else f"more than {power.MOST_SCENARIOS:,}"
+                )
+            elif needed <= scale.answered:
+                text = f"{needed:,} (the {scale.answered:,} suffice)"
+            elif needed <= scale.bundled:
+                text = f"{needed:,} (of the dataset's {scale.bundled:,}; the base answered {scale.answered:,})"
+            else:
+                text = f"{needed:,}: beyond the dataset's {scale.bundled:,}"
+            shown = test.case if len({(t.share, t.mean, t.spread) for t in group}) > 1 else ""
+            pairs = round(test.share * sizes[0])
+            rows.append(Row(framing, f"{label} soft", test.mean, pairs, tuple(seen), text, shown))
+    return rows
+
+
+def needs_with_soft(
+    tests: Sequence[Test], soft: Sequence[SoftTest], scale: Scale, target: Target
+) -> Needs:
+    """What the tests need together when a label is seen by either of its tests: per case and label the
+    fewer scenarios of the two (generated ones only where the letters need them and no soft test sees)."""
+    by_soft = {(t.case, t.label): t.scenarios_for(target) for t in soft}
+    within, generated = [], []
+    for t in tests:
+        letters = target.scenarios_for(t.share, t.rate, t.max_increase)
+        soft_needs = by_soft.get((t.case, t.label))
+        best = min((n for n in (letters, soft_needs) if n is not None), default=None)
+        if best is None:
+            continue
+        if best <= scale.bundled:
+            within.append(best)
+        else:
+            fresh = target.scenarios_for(THIRDS, t.rate, t.max_increase)
+            generated.append(fresh or best)
+    return Needs(max(within, default=0), max(generated, default=0))
 
 
 @dataclass(frozen=True)

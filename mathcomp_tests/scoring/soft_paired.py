@@ -116,15 +116,22 @@ def _spread(values: Sequence[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / max(n - 1, 1))
 
 
+def smallest_rise(mean: float, se: float, n: int, limit: float, level: float, power: float = POWER) -> float | None:
+    """The smallest mean rise of the probability of y the test finds with ``power``, the base's mean being
+    ``mean`` over ``n`` pairs and the paired differences' standard error ``se``; None where the base leaves
+    no room for it (the mean cannot rise past 1)."""
+    critical = max(limit, intervals.t_quantile(1 - level, n - 1) * se)
+    mde = critical + intervals.t_quantile(power, n - 1) * se
+    return None if mde >= 1 - mean else mde
+
+
 def power(
     base: Sequence[float], se: float, n: int, limit: float, level: float, label: str
 ) -> dict[str, object]:
     """The smallest mean rise found with 80% power (see the module's docstring), as summary.json keeps it."""
-    critical = max(limit, intervals.t_quantile(1 - level, n - 1) * se)
-    mde = critical + intervals.t_quantile(POWER, n - 1) * se
-    room = 1 - sum(base) / n  # the most the mean probability of y can still rise
-    if mde >= room:
-        already = f"cannot rise: the base already gives {label} a mean probability of {1 - room:.3f}"
+    mde = smallest_rise(sum(base) / n, se, n, limit, level)
+    if mde is None:
+        already = f"cannot rise: the base already gives {label} a mean probability of {sum(base) / n:.3f}"
         return {"mde": None, "pairs": n, "level": level, "text": already}
     return {
         "mde": mde,
