@@ -19,15 +19,14 @@ of its tests sees the rise, and the command keeps --scoring=logprob.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..scoring import gate_plan
+from . import plan_inputs
 from .command import fail, usage_error
+from .plan_inputs import Base, Dataset
 
 HELP = "how many scenarios a baseline gate needs to see a rise"
 MOST_PLANNED = 1_000_000_000
@@ -116,10 +115,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", default=None, help="a dataset CSV (default: the bundled scenarios)")
 
 
-class PlanError(Exception):
-    """Input that is there but cannot be used (a damaged file); the message names it."""
-
-
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..formats import NAMES as FORMATS
     from ..scoring.paired import ALPHA
@@ -138,12 +133,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     cases = conditions(settings)
     level = ALPHA / (len(cases) * len(LABELS)) if args.holm else ALPHA
     if args.base is not None:
-        args.base = _check_base_path(parser, args.base)
+        args.base = plan_inputs.check_base_path(parser, args.base)
     try:
-        dataset = _dataset(args.dataset)
-        base = _base(args.base, dataset) if args.base is not None else None
-        limits = _limits(args, base, {c.framing for c in cases})
-    except PlanError as exc:
+        dataset = plan_inputs.dataset(args.dataset)
+        base = plan_inputs.base(args.base, dataset) if args.base is not None else None
+        limits = plan_inputs.limits(args, base, {c.framing for c in cases})
+    except plan_inputs.PlanError as exc:
         return fail(str(exc))
     golds = base.golds if base is not None else dataset.golds
     size = len(golds)
@@ -185,112 +180,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     lines += _commands(args, settings, defaults, base, scale, needs)
     print("\n".join(lines))
     return 0
-
-
-@dataclass(frozen=True)
-class Dataset:
-    name: str
-    golds: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Base:
-    source: Path
-    model: str
-    golds: dict[str, str]
-    """scenario -> gold label, for the base's scenarios."""
-    answers: dict[str, dict[str, str]]
-    """case -> scenario -> outcome (less, more, equal, invalid, error)."""
-    probs: dict[str, dict[str, dict[str, float]]]
-    """case -> scenario -> label probabilities, where the base kept them (its soft tests can be planned)."""
-
-
-def _check_base_path(parser: argparse.ArgumentParser, path: Path) -> Path:
-    """The --base to read: a run's summary.json stands for its folder; a --base that is not there, or a
-    folder that is not a run, is a usage error."""
-    if path.name == "summary.json" and path.is_file():
-        path = path.parent
-    if not path.exists():
-        usage_error(parser, f"--base {path}: no such run folder or baseline file")
-    if path.is_dir() and not (path / "summary.json").is_file():
-        usage_error(parser, f"--base {path}: not a run folder (no summary.json); expected reports/<run-id>")
-    return path
-
-
-def _dataset(value: str | None) -> Dataset:
-    """The dataset's golds. A plan writes nothing: a response cache the project already has serves its
-    checked datasets, and none is made where there is none (a temporary folder stands in)."""
-    import tempfile
-
-    from ..data import datasets
-    from ..data.scenarios import DatasetError
-    from ..rootdir import cache_dir
-
-    with tempfile.TemporaryDirectory(prefix="mathcomp-plan-") as scratch:
-        folder = cache_dir() if cache_dir().is_dir() else Path(scratch)
-        try:
-            loaded = datasets.resolve(value, None, folder)
-        except DatasetError as exc:
-            raise PlanError(str(exc).splitlines()[0]) from exc
-    return Dataset(loaded.name, {s.id: s.label for s in loaded.scenarios})
-
-
-def _base(path: Path, dataset: Dataset) -> Base:
-    """The base's answers per case, and the gold of each of its scenarios (a run folder's own records;
-    for a baseline file, the dataset's, which must be the one it was made on)."""
-    from ..scoring import baseline
-
-    try:
-        found = baseline.load(path)
-    except baseline.BaselineError as exc:
-        raise PlanError(str(exc)) from exc
-    answers = {c: a for c, a in found.cases.items() if not c.startswith(baseline.GENERATED_PREFIX)}
-    probs = {c: dict(p) for c, p in found.probs.items() if c in answers and p}
-    golds = _run_golds(path) if path.is_dir() else dataset.golds
-    unknown = [s for s in found.scenarios if s not in golds]
-    if unknown:
-        raise PlanError(
-            f"{path}: {len(unknown)} of its scenarios are not in the dataset {dataset.name} "
-            f"({', '.join(unknown[:3])}...); give the dataset it was made on with --dataset"
-        )
-    return Base(path, found.model, {s: golds[s] for s in found.scenarios}, answers, probs)
-
-
-def _run_golds(run_dir: Path) -> dict[str, str]:
-    golds: dict[str, str] = {}
-    path = run_dir / "results.jsonl"
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            golds[str(record["scenario"])] = str(record["gold"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise PlanError(f"{path}:{number}: not a result line ({exc})") from exc
-    return golds
-
-
-def _limits(args: argparse.Namespace, base: Base | None, framings: set[str]) -> dict[str, dict[str, float]]:
-    """max_increase per framing and label: the thresholds file's, for the base's model (a fine-tune without
-    a section of its own is held to its base's), or [default] and [framing.*] without a base."""
-    from ..backends.models import ModelSpec, UnknownModelError, resolve
-    from ..paths import default_thresholds
-    from ..rootdir import rootdir
-    from ..scoring.thresholds import ThresholdsError, load
-
-    own = rootdir() / "thresholds.toml"  # as pytest's run finds it (plugin/options.thresholds_path)
-    try:
-        thresholds = load(args.thresholds or (own if own.is_file() else default_thresholds()))
-        spec = ModelSpec("", "api", "(no model)", "")  # a model no [model.*] section names
-        if base is not None:
-            folder = base.source if base.source.is_dir() else base.source.parent
-            with contextlib.suppress(
-                UnknownModelError
-            ):  # a model that no longer resolves: no section of its own
-                spec = resolve(base.model, bases=(folder,))
-        return {f: dict(thresholds.for_case(spec, f).max_increase) for f in framings}
-    except ThresholdsError as exc:
-        raise PlanError(str(exc)) from exc
 
 
 def _header(
