@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.false_alarms import OUT_DIR, by_case, draw, logprob_run
+from benchmarks.common import write_json
+from benchmarks.false_alarms import by_case, draw, logprob_run
 from mathcomp_tests.records.results import read_records
 from mathcomp_tests.scoring import metrics, own_paired, paired
 from mathcomp_tests.scoring.own_paired import Side
@@ -104,9 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     text = "\n".join(lines)
     print(text)
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
-    (OUT_DIR / "own_check_alarms.json").write_text(json.dumps(results, indent=2))
-    (OUT_DIR / "own_check_alarms.md").write_text(text + "\n")
+    write_json("own_check_alarms", results).with_suffix(".md").write_text(text + "\n")
     return 0
 
 
