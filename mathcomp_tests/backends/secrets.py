@@ -36,9 +36,20 @@ def hold(value: object, name: str) -> None:
             _held.setdefault(value, f"<{name}>")
 
 
+def environment() -> dict[str, str]:
+    """A copy of the process's environment, read from any thread. Another thread may remove a variable while
+    it is read (pytest sets and removes PYTEST_CURRENT_TEST around every test phase, while a backend's loop
+    thread stores answers): the copy is then read again, never raising KeyError mid-run."""
+    while True:
+        try:
+            return dict(os.environ.items())
+        except KeyError:  # removed between listing the names and reading its value
+            continue
+
+
 def held() -> Secrets:
     """Every secret the run holds now: the environment's secret-looking variables and those held."""
-    found = {v: f"<{n}>" for n, v in os.environ.items() if len(v) >= MIN_CHARS and _SECRET_NAME.search(n)}
+    found = {v: f"<{n}>" for n, v in environment().items() if len(v) >= MIN_CHARS and _SECRET_NAME.search(n)}
     with _lock:
         found.update((v, shown) for v, shown in _held.items() if v not in found)
     return sorted(found.items(), key=lambda pair: -len(pair[0]))

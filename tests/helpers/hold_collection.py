@@ -21,7 +21,8 @@ HOLD_SECONDS = 300.0
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> None:
-    folder, worker = os.environ.get(FOLDER), os.environ.get("PYTEST_XDIST_WORKER")
+    # The run's own workers only: its controller may inherit PYTEST_XDIST_WORKER from the test's worker.
+    folder, worker = os.environ.get(FOLDER), getattr(session.config, "workerinput", {}).get("workerid")
     if not folder or not worker:
         return
     Path(folder, f"{worker}.held").write_text("held\n")
