@@ -206,7 +206,6 @@ def test_a_server_that_is_gone_ends_the_batch_at_once_with_one_error(
     assert 6 <= len(failures) <= 6 + 2, failures
 
 
-
 def _prompts_answered(server: FaultServer, batching: str) -> int:
     """Distinct prompts answered: a chat request retried after its reply was lost is answered twice and
     stored once (a batched request holds several prompts, each sent once)."""
