@@ -340,7 +340,8 @@ def test_a_vllm_server_killed_mid_run_ends_the_run_with_one_error(
 ) -> None:
     """The suite's own server dies (kill -9 of its API process): the run stops at once with one error (not
     case after case), the answers kept, and a rerun on another server with the same weights and dtype asks
-    only for the rest. How long the stop takes is measured by `python -m benchmarks.bounded_nights`."""
+    only for the rest. How long a stop takes is a benchmark's to measure (`python -m benchmarks.bounded_nights`,
+    against servers that stall or fail), not this test's."""
     extra = ("--framings=neutral,direct-more,direct-less", "--positions=end", "--max-new-tokens=64")
     proc, log, cache = _own_server_run(tmp_path, vllm_model, *extra)
     try:
