@@ -30,5 +30,5 @@ class FakeEnviron(dict[str, str]):
 def test_a_variable_removed_while_the_environment_is_read_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
     environ = FakeEnviron(PYTEST_CURRENT_TEST="t.py::x (call)", OPENAI_API_KEY="sk-" + "x" * 40)
     monkeypatch.setattr(secrets, "os", types.SimpleNamespace(environ=environ))
-    assert secrets.held()[0] == ("sk-" + "x" * 40, "<OPENAI_API_KEY>")
+    assert ("sk-" + "x" * 40, "<OPENAI_API_KEY>") in secrets.held()  # beside what other tests held
     assert FakeEnviron.reads == 2
