@@ -20,9 +20,9 @@ class FakeEnviron(dict[str, str]):
     reads = 0
 
     def items(self) -> Iterator[tuple[str, str]]:  # type: ignore[override]
-        type(self).reads += 1
+        self.reads += 1
         for name in list(self):
-            if type(self).reads == 1 and name == "PYTEST_CURRENT_TEST":
+            if self.reads == 1 and name == "PYTEST_CURRENT_TEST":
                 raise KeyError(name)  # listed, then gone before its value was read
             yield name, self[name]
 
@@ -31,4 +31,4 @@ def test_a_variable_removed_while_the_environment_is_read_is_read_again(monkeypa
     environ = FakeEnviron(PYTEST_CURRENT_TEST="t.py::x (call)", OPENAI_API_KEY="sk-" + "x" * 40)
     monkeypatch.setattr(secrets, "os", types.SimpleNamespace(environ=environ))
     assert ("sk-" + "x" * 40, "<OPENAI_API_KEY>") in secrets.held()  # beside what other tests held
-    assert FakeEnviron.reads == 2
+    assert environ.reads == 2
