@@ -160,9 +160,7 @@ def soft_rows(tests: Sequence[SoftTest], sizes: Sequence[int], scale: Scale, tar
             test, needed = max(found, key=lambda f: (f[1] is None, f[1] or 0, f[0].mean))
             seen = []
             for n in sizes:
-                mde = test.seen(n, target)
-                room = 1 - test.mean <= test.max_increase
-                seen.append(f"+{100 * mde:.1f}" if mde is not None else ("no room" if room else "too few"))
+                seen.append(_cell(test.seen(n, target), 1 - test.mean <= test.max_increase))
             if needed is None:
                 text = (
                     f"never: +{100 * target.rise:.1f} is not above max_increase {test.max_increase:g}"
@@ -171,12 +169,8 @@ def soft_rows(tests: Sequence[SoftTest], sizes: Sequence[int], scale: Scale, tar
                     if target.rise >= 1 - test.mean
                     else f"more than {power.MOST_SCENARIOS:,}"
                 )
-            elif needed <= scale.answered:
-                text = f"{needed:,} (the {scale.answered:,} suffice)"
-            elif needed <= scale.bundled:
-                text = f"{needed:,} (of the dataset's {scale.bundled:,}; the base answered {scale.answered:,})"
             else:
-                text = f"{needed:,}: beyond the dataset's {scale.bundled:,}"
+                text = _within(needed, scale) or f"{needed:,}: beyond the dataset's {scale.bundled:,}"
             shown = test.case if len({(t.share, t.mean, t.spread) for t in group}) > 1 else ""
             pairs = round(test.share * sizes[0])
             rows.append(Row(framing, f"{label} soft", test.mean, pairs, tuple(seen), text, shown))
@@ -252,15 +246,11 @@ def rows_for(
             for n in sizes:
                 pairs, hits, away = power.at_scale(test.share, test.rate, target.churn, n)
                 mde = power.rise_power(pairs, hits, test.max_increase, target.level, away, target.power).mde
-                seen.append(_seen(mde, test, target))
+                seen.append(_cell(mde, power.largest_rise(test.rate, target.churn) <= test.max_increase))
             if needed is None:
                 text = why_not(test, target)
-            elif needed <= scale.answered:
-                text = f"{needed:,} (the {scale.answered:,} suffice)"
             elif needed <= scale.bundled:
-                text = (
-                    f"{needed:,} (of the dataset's {scale.bundled:,}; the base answered {scale.answered:,})"
-                )
+                text = _within(needed, scale) or ""
             else:
                 fresh = target.scenarios_for(THIRDS, test.rate, test.max_increase)
                 generated.append(fresh or needed)
@@ -273,12 +263,21 @@ def rows_for(
     return rows, Needs(max(within, default=0), max(generated, default=0))
 
 
-def _seen(mde: float | None, test: Test, target: Target) -> str:
+def _cell(mde: float | None, no_room: bool) -> str:
     """One cell of the table: the smallest rise seen, or why none is: ``no room`` (the base leaves no room
     above max_increase) or ``too few`` (more scenarios would see one)."""
     if mde is not None:
         return f"+{100 * mde:.1f}"
-    return "no room" if power.largest_rise(test.rate, target.churn) <= test.max_increase else "too few"
+    return "no room" if no_room else "too few"
+
+
+def _within(needed: int, scale: Scale) -> str | None:
+    """What the table says of scenarios needed within the dataset; None beyond it."""
+    if needed <= scale.answered:
+        return f"{needed:,} (the {scale.answered:,} suffice)"
+    if needed <= scale.bundled:
+        return f"{needed:,} (of the dataset's {scale.bundled:,}; the base answered {scale.answered:,})"
+    return None
 
 
 def why_not(test: Test, target: Target) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
@@ -76,7 +76,8 @@ def rise(
     if not ids:
         return None
     gold = [golds[s] for s in ids]
-    tables = [_table(gold, [outcomes[s] for s in ids]) for outcomes in (*astuple(candidate), *astuple(base))]
+    sides = (candidate.case, candidate.neutral, base.case, base.neutral)
+    tables = [_table(gold, [outcomes[s] for s in ids]) for outcomes in sides]
     now, was = _value(measure, *tables[:2]), _value(measure, *tables[2:])
     if now is None or was is None:
         return None
