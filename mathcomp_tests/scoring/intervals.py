@@ -4,8 +4,9 @@ independent), and the exact McNemar test and a paired interval for a change betw
 
 Where an interval was measured to cover the truth too rarely (benchmarks/interval_coverage.py; docs/
 statistics-and-gates.md, "Interval coverage"), it hands over to one that holds, under the same signature:
-the pooled bootstrap below CLUSTER_BOOTSTRAP_FROM scenarios, the paired bootstrap below
-BOOTSTRAP_DISCORDANT_FROM discordant pairs, and the t interval of a mean difference below T_FROM pairs.
+the pooled bootstrap below CLUSTER_BOOTSTRAP_FROM scenarios and the paired bootstrap below
+BOOTSTRAP_DISCORDANT_FROM discordant pairs. A mean difference of label probabilities keeps the t interval
+at every n, as its t-test does: the interval printed beside a p-value is the one that p-value inverts.
 """
 
 from __future__ import annotations
@@ -25,9 +26,6 @@ interval (with 10 to 50 scenarios the bootstrap covered 80-92% on average, as li
 BOOTSTRAP_DISCORDANT_FROM = 20
 """Discordant pairs from which the paired bootstrap prints its percentile interval; below, Newcombe's (the
 resampled mean takes few values and collapses to a point when no pair changed: as little as 4% coverage)."""
-T_FROM = 50
-"""Pairs from which a mean difference takes the t interval; below, the split score interval (on skewed
-label probabilities the t interval covered as little as 74% at 10 pairs, 86% at 30)."""
 
 
 def wilson(hits: int, n: int, z: float = Z95) -> tuple[float, float] | None:
@@ -166,15 +164,6 @@ def mcnemar_rise(rose: int, fell: int) -> float:
     return min(1.0, tail / 2**n)
 
 
-def mean_difference(diffs: Sequence[float], z: float = Z95) -> tuple[float, float, float, float]:
-    """(mean, low, high, standard error) of paired differences (each between -1 and 1, such as two label
-    probabilities): the t interval from T_FROM pairs, the split score interval below. n must be at least 2."""
-    mean, low, high, se = t_difference(diffs, z)
-    if len(diffs) < T_FROM:
-        low, high = split_score(diffs, z)
-    return mean, low, high, se
-
-
 def t_difference(diffs: Sequence[float], z: float = Z95) -> tuple[float, float, float, float]:
     """(mean, low, high, standard error) of paired differences: a t interval (the normal quantile ``z``
     widened by Student's t for n - 1 degrees of freedom). n must be at least 2."""
@@ -186,37 +175,6 @@ def t_difference(diffs: Sequence[float], z: float = Z95) -> tuple[float, float, 
     se = math.sqrt(var / n)
     half = t_quantile(0.975 if z == Z95 else _phi(z), n - 1) * se
     return mean, max(-1.0, mean - half), min(1.0, mean + half), se
-
-
-def split_score(diffs: Sequence[float], z: float = Z95) -> tuple[float, float]:
-    """A conservative interval for the mean of differences between -1 and 1, for few pairs.
-
-    Each difference splits into its rise max(d, 0) and its fall max(-d, 0), both between 0 and 1, so each
-    part's variance is at most m(1 - m) for its mean m: Wilson's score interval bounds each mean, and
-    Newcombe's square-and-add joins them with the parts' correlation. Unlike the t interval it does not
-    trust a small sample's spread (a few rare large differences, missed, leave it far too narrow).
-    """
-    n = len(diffs)
-    if n < 2:
-        raise ValueError("a paired mean difference needs at least two pairs")
-    rises = [max(d, 0.0) for d in diffs]
-    falls = [max(-d, 0.0) for d in diffs]
-    m1, m2 = sum(rises) / n, sum(falls) / n
-    l1, u1 = _score(m1, n, z)
-    l2, u2 = _score(m2, n, z)
-    phi = _correlation(rises, falls)
-    low = m1 - m2 - math.sqrt(max(0.0, (m1 - l1) ** 2 - 2 * phi * (m1 - l1) * (u2 - m2) + (u2 - m2) ** 2))
-    high = m1 - m2 + math.sqrt(max(0.0, (u1 - m1) ** 2 - 2 * phi * (u1 - m1) * (m2 - l2) + (m2 - l2) ** 2))
-    return max(-1.0, low), min(1.0, high)
-
-
-def _correlation(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Pearson's correlation, 0 when either side does not vary."""
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else 0.0
 
 
 def t_quantile(q: float, df: int) -> float:

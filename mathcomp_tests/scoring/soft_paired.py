@@ -7,7 +7,10 @@ lean much further towards y with DirErr(y) barely able to move; its probabilitie
 each item's probability of y in the run with the baseline's (items whose gold is not y that both scored),
 and asks, one-sided, whether their mean difference is above 0: Student's t on the paired differences. A
 label breaches when the test finds the rise significant at the case's level and the mean rise is above
-``max_increase``, as the hard test does.
+``max_increase``, as the hard test does. The 95% interval printed beside it is the same test's t interval
+at every n, so the two agree: its low end is above 0 exactly when the one-sided p is below 0.025. (No
+interval that assumes nothing about the differences could do both that and see a consistent lean on a
+few dozen items; docs/statistics-and-gates.md, "Interval coverage", says what the t interval assumes.)
 
 Power: the smallest true mean rise the test finds with 80% power, reading the spread of the paired
 differences off the run (``se``): it breaches when the mean is above ``c = max(max_increase,
@@ -74,7 +77,7 @@ def change(
             False,
             measure=SOFT_MEASURE,
         )
-    mean, low, high, se = intervals.mean_difference(diffs)
+    mean, low, high, se = intervals.t_difference(diffs)
     p = _p_rise(mean, se, n)
     significant = p < alpha
     ranked = sorted(zip(ids, diffs, base, cand, strict=True), key=lambda r: -r[1])
