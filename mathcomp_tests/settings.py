@@ -109,12 +109,18 @@ class Shard:
     """Where I and N came from: ``--shard``, or the scheduler's environment variables."""
 
     def pick(self, items: Sequence[T], what: str) -> list[T]:
-        """This shard's part of ``items`` (in their order); SelectionError when it would get none."""
+        """This shard's part of ``items`` (in their order); SelectionError when any shard of the run would get
+        none (more shards than items), whichever shard this is."""
         mine = [x for n, x in enumerate(items) if n % self.count == self.index - 1]
-        if not mine:
+        if self.count > len(items):
             raise SelectionError(
-                f"{self.source}: shard {self.index} of {self.count} gets none of the selection's {len(items)} "
-                f"{what}; use at most {len(items)} shards"
+                f"{self.source}: {self.count} shards for the selection's {len(items)} {what}: "
+                + (
+                    f"shard {self.index} of {self.count} gets none of them"
+                    if not mine
+                    else f"shards {len(items) + 1} to {self.count} would get none of them"
+                )
+                + f"; use at most {len(items)} shards"
             )
         return mine
 

@@ -36,9 +36,36 @@ def test_the_split_covers_every_scenario_once_in_the_selections_order(count: int
 
 def test_a_shard_that_would_get_nothing_is_refused() -> None:
     with pytest.raises(
-        SelectionError, match=r"--shard=4/4: shard 4 of 4 gets none of the selection's 3 scenarios"
+        SelectionError, match=r"--shard=4/4: 4 shards for the selection's 3 scenarios: shard 4 of 4 gets none"
     ):
         Shard(4, 4, "--shard=4/4").pick(["a", "b", "c"], "scenarios")
+
+
+@pytest.mark.parametrize("given", ["1/4", "1/99999999999999999999999"])
+def test_more_shards_than_scenarios_is_refused_on_every_shard(given: str) -> None:
+    """docs/sharding.md: N above the selection's size is a usage error; shard 1 of such a run got its
+    scenario and ran, and only the shards that got none stopped."""
+    shard = resolve(given, {})
+    assert shard is not None
+    with pytest.raises(
+        SelectionError, match=r"shards for the selection's 3 scenarios: shards 4 to \d+ would get"
+    ):
+        shard.pick(["a", "b", "c"], "scenarios")
+
+
+@pytest.mark.parametrize(
+    ("given", "environ"),
+    [
+        (None, {"SLURM_ARRAY_TASK_ID": "\u00b2", "SLURM_ARRAY_TASK_COUNT": "3"}),
+        (None, {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "\u0663"}),
+        (None, {"JOB_COMPLETION_INDEX": "0", "MATHCOMP_SHARDS": "\u00b3"}),
+        ("\u0661/\u0663", {}),
+    ],
+)
+def test_digits_of_other_scripts_name_no_shard(given: str | None, environ: dict[str, str]) -> None:
+    """'²' passed str.isdigit() and then broke int(): an INTERNALERROR instead of a usage line."""
+    with pytest.raises(SelectionError, match="expected"):
+        resolve(given, environ)
 
 
 SLURM = {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "3"}
@@ -118,7 +145,7 @@ def _usage_line(result: pytest.RunResult) -> str:
             "--identities-file (or $MATHCOMP_IDENTITIES) is refused on a shard (the Slurm",
         ),
         (("--shard=3/3", "--generated=2"), {}, "--generated=2 gives shard 3 of 3 no generated scenario"),
-        (("--shard=6/6",), {}, "shard 6 of 6 gets none of the selection's 5 scenarios"),
+        (("--shard=6/6",), {}, "6 shards for the selection's 5 scenarios: shard 6 of 6 gets none"),
     ],
 )
 def test_a_bad_shard_stops_the_run_with_one_usage_line(

@@ -22,7 +22,10 @@ SLURM_STEP = "SLURM_ARRAY_TASK_STEP"
 K8S_INDEX = "JOB_COMPLETION_INDEX"
 SHARDS = "MATHCOMP_SHARDS"
 
-_FORM = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_FORM = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$")
+_NUMBER = re.compile(r"[0-9]+")
+"""Digits 0-9 only: str.isdigit() and \\d also take other scripts' digits ('²', '٣'), which int()
+refuses or reads as numbers no scheduler meant."""
 EXPECTED = "expected I/N, whole numbers with 1 <= I <= N (shard I of N), e.g. --shard=1/3"
 
 
@@ -89,7 +92,7 @@ def _number(environ: Mapping[str, str], name: str, where: str, default: int | No
     text = environ.get(name, "").strip()
     if not text and default is not None:
         return default
-    if not text.isdigit():
+    if not _NUMBER.fullmatch(text):
         shown = f"{name}={text}" if text else f"{name} is not set"
         raise SelectionError(f"{where}: {shown}; expected a whole number (or give --shard=I/N)")
     return int(text)
