@@ -5,15 +5,13 @@ another selection or incomplete makes the merge INCOMPLETE, naming it, and no ba
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.merge_cli import merge
+from helpers.suite_runner import SuiteRun, run_suite
 
 pytestmark = pytest.mark.xdist_group("merge")
 
@@ -21,16 +19,6 @@ DEMO = ("--model=hf:fixtures/models/mathcomp-tiny", "--limit=30", "--framings=ne
         "--positions=end")  # fmt: skip
 SYMBOLIC = ("--model=symbolic", "--limit=9", "--framings=neutral,indirect-less", "--positions=end")
 SHARDS = 3
-
-
-def merge(*args: str | Path, job_summary: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`mathcomp merge ARGS` in a process of its own, as a user runs it (in a CI step whose
-    $GITHUB_STEP_SUMMARY is ``job_summary``, when given)."""
-    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {"HF_HUB_OFFLINE": "1"}
-    if job_summary is not None:
-        env["GITHUB_STEP_SUMMARY"] = str(job_summary)
-    command = [sys.executable, "-m", "mathcomp_tests", "merge", *map(str, args)]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
 
 
 def sharded(workdir: Path, *args: str) -> list[SuiteRun]:

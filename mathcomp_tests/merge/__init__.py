@@ -21,6 +21,7 @@ from ..records import results
 from ..scoring.baseline import BaselineError
 from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError
+from .provenance import check_dataset, check_same_model
 from .rebuild import FOLDERS, GateOptions, MergedRun, settings, shard_records
 from .replay import Answers, NoAnswer
 from .shards import ShardFolder, ShardFolderError, check, read
@@ -56,10 +57,13 @@ def merge(
         )
     read_in = [read(path) for path in folders]
     checked = check(read_in)
+    if checked.shards:
+        check_same_model(checked.shards)
     kept = shard_records(checked.shards)
     if checked.reasons:
         return _incomplete(out, name, checked.shards, kept, checked.reasons, gate, say)
     whole = _run(checked.shards[0], out, name, gate, kept)
+    check_dataset(checked.shards, whole.dataset.path)
     from .folder import report, update_baseline
     from .recompute import recompute
 
