@@ -44,7 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="compare with this baseline file or run folder",
+        help="compare with this baseline file or run folder (default: the one the shards were compared with)",
     )
     parser.add_argument(
         "--update-baseline",
@@ -54,13 +54,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="write the merged run's answers as the baseline file here (only from a complete merge)",
     )
     parser.add_argument(
-        "--holm", action="store_true", help="Holm-correct the baseline tests across all cases"
+        "--holm",
+        action="store_true",
+        default=None,
+        help="Holm-correct the baseline tests across all cases (default: as the shards ran)",
     )
     parser.add_argument(
         "--fail-on",
         choices=("any", "new"),
-        default="any",
-        help="which failed cases fail the merged run: any (the default), or new ones only (needs --baseline)",
+        default=None,
+        help="which failed cases fail the merged run: any, or new ones only (needs a baseline); default: as "
+        "the shards ran",
+    )
+    parser.add_argument(
+        "--require-power",
+        action="store_true",
+        default=None,
+        help="fail a merged run that could not see a rise of detect_rise (default: as the shards ran)",
     )
 
 
@@ -69,7 +79,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..plugin.finish import write_job_summary
     from ..report.failures import verdict
 
-    gate = GateOptions(args.baseline, args.update_baseline, args.holm, args.fail_on)
+    gate = GateOptions(args.baseline, args.update_baseline, args.holm, args.fail_on, args.require_power)
     try:
         outcome = merge(args.shards, args.out, gate, print, args.run_id)
     except ShardFolderError as exc:

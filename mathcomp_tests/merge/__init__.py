@@ -21,8 +21,9 @@ from ..records import results
 from ..scoring.baseline import BaselineError
 from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError
+from .gate import Gate, GateOptions, resolve
 from .provenance import check_dataset, check_same_model
-from .rebuild import FOLDERS, GateOptions, MergedRun, settings, shard_records
+from .rebuild import FOLDERS, MergedRun, settings, shard_records
 from .replay import Answers, NoAnswer
 from .shards import ShardFolder, ShardFolderError, check, read
 
@@ -62,7 +63,7 @@ def merge(
     kept = shard_records(checked.shards)
     if checked.reasons:
         return _incomplete(out, name, checked.shards, kept, checked.reasons, gate, say)
-    whole = _run(checked.shards[0], out, name, gate, kept)
+    whole = _run(checked.shards[0], out, name, resolve(gate, checked.shards[0], say), kept)
     check_dataset(checked.shards, whole.dataset.path)
     from .folder import report, update_baseline
     from .recompute import recompute
@@ -80,7 +81,7 @@ def merge(
 
 
 def _run(
-    first: ShardFolder, out: Path, name: str, gate: GateOptions, kept: dict[str, list[dict[str, Any]]]
+    first: ShardFolder, out: Path, name: str, gate: Gate, kept: dict[str, list[dict[str, Any]]]
 ) -> MergedRun:
     answers = Answers(record for folder in FOLDERS for record in kept[folder])
     try:

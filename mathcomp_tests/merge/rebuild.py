@@ -1,10 +1,9 @@
 """The whole run the shards were parts of, rebuilt: its Settings from shard.json (the options that change
-answers, which every shard shares) and the merge's own gate options, and a Run that asks the shards'
+answers, which every shard shares) and the merged run's gate (merge/gate.py), and a Run that asks the shards'
 recorded answers (merge/replay.py) instead of a model."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from ..scoring.baseline import sha256_of
 from ..scoring.cue_pairs import condition_of
 from ..settings import BackendOptions, Settings
 from ..types import Decoding
+from .gate import Gate
 from .replay import Answers, JudgeReplies, ReplayBackend, ReplayJudge
 from .shards import MANIFEST, ShardFolder, ShardFolderError
 
@@ -23,17 +23,7 @@ FOLDERS = ("", GENERATED, REVEAL_AFTER)
 test_reveal_after's in their subfolders."""
 
 
-@dataclass(frozen=True)
-class GateOptions:
-    """What the merge command gates with (its own options, not the shards')."""
-
-    baseline: Path | None = None
-    update_baseline: Path | None = None
-    holm: bool = False
-    fail_on: str = "any"
-
-
-def settings(shard: ShardFolder, out: Path, gate: GateOptions) -> Settings:
+def settings(shard: ShardFolder, out: Path, gate: Gate) -> Settings:
     """The unsharded run's Settings; ShardFolderError when a file the shards read is not here as they read it."""
     o: dict[str, Any] = shard.manifest["selection"]["options"]
     thresholds = Path(str(shard.summary.get("thresholds", "thresholds.toml")))
@@ -52,7 +42,7 @@ def settings(shard: ShardFolder, out: Path, gate: GateOptions) -> Settings:
     plain = (
         "model", "limit", "dataset", "dataset_policy", "temperature", "samples", "max_new_tokens", "chat_template",
         "judge_model", "generated", "hypothesis_seed", "max_error_rate", "metamorphic", "invariance",
-        "reveal_after", "prompt_set", "paired_test", "require_power",
+        "reveal_after", "prompt_set", "paired_test",
     )  # fmt: skip
     given: dict[str, Any] = {**{k: tuple(o[k]) for k in tuples}, **{k: o[k] for k in plain}}
     return Settings(
@@ -67,6 +57,7 @@ def settings(shard: ShardFolder, out: Path, gate: GateOptions) -> Settings:
         update_baseline=gate.update_baseline,
         holm=gate.holm,
         fail_on=gate.fail_on,
+        require_power=gate.require_power,
     )
 
 
