@@ -10,11 +10,12 @@ shards' answers by the suite's own code (no model is called): results.jsonl, sum
 the comparison with --baseline (paired tests over all items), --holm across all tests, and
 --update-baseline, as an unsharded run writes them. The verdict goes to $GITHUB_STEP_SUMMARY too, as a
 run's does. The merged run's id (in its summary, its records and the night's history) is --run-id,
-else RUN_DIR's name.
+else a new dated id, as every run's. RUN_DIR is built beside itself and swapped in whole.
 
 Exit status, as pytest's for the unsharded run: 0 the run passed; 1 a case failed (under --fail-on=new: a
-new failure), or the merge is INCOMPLETE; 2 a usage error (a folder that is no shard's, RUN_DIR not new,
-a file the shards read that is not here as they read it).
+new failure), or the merge is INCOMPLETE; 2 a usage error (a folder that is no shard's, RUN_DIR not new or
+not writable, an --update-baseline it may not write, a file the shards read that is not here as they read
+it).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--run-id",
         default=None,
         metavar="ID",
-        help="the merged run's id, in its summary, records and history (default: the --out folder's name)",
+        help="the merged run's id, in its summary, records and history (default: a new dated id, as every run's)",
     )
     parser.add_argument(
         "--baseline",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import summary_format
 from ..records import results
 from ..scoring.baseline import BaselineError
 from ..scoring.thresholds import ThresholdsError
@@ -26,6 +27,7 @@ from .provenance import check_dataset, check_same_model
 from .rebuild import FOLDERS, MergedRun, settings, shard_records
 from .replay import Answers, NoAnswer
 from .shards import ShardFolder, ShardFolderError, check, read
+from .targets import built_beside, check_out, check_update_baseline, swap_in
 
 __all__ = ["GateOptions", "Outcome", "ShardFolderError", "merge"]
 
@@ -42,42 +44,63 @@ class Outcome:
 def merge(
     folders: Sequence[Path], out: Path, gate: GateOptions, say: Say, run_id: str | None = None
 ) -> Outcome:
-    """Merge the shards' run folders into ``out`` (a new folder), as the run ``run_id`` (default: the
-    folder's name); ShardFolderError (a usage error, one line) for a folder that is no shard's, an ``out``
-    that holds files already, a run id that cannot name a record, or files the shards read that are not
-    here as they read them."""
+    """Merge the shards' run folders into ``out`` (a new folder, built beside it and swapped in whole), as
+    the run ``run_id`` (default: a new dated id, as every run's); ShardFolderError (a usage error, one line)
+    for a folder that is no shard's, an ``out`` or ``--update-baseline`` the merge may not write, a run id
+    that cannot name a record, or files the shards read that are not here as they read them."""
     if run_id is not None and not results.safe_run_id(run_id):
         raise ShardFolderError(
             f"--run-id {run_id!r}: a run id is one plain name of letters, digits, '.', '_', '-' and '+', a "
             "letter or digit first (it names the night's record)"
         )
-    name = out.name if run_id is None else run_id
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ShardFolderError(
-            f"--out {out}: exists and is not an empty folder; give a new folder for the merged run"
-        )
+    check_out(out)
+    check_update_baseline(gate.update_baseline, [*folders, *([gate.baseline] if gate.baseline else [])], out)
     read_in = [read(path) for path in folders]
+    name = run_id or results.new_run_id(str(read_in[0].manifest["selection"].get("model") or "merged"))
     checked = check(read_in)
     if checked.shards:
         check_same_model(checked.shards)
     kept = shard_records(checked.shards)
-    if checked.reasons:
-        return _incomplete(out, name, checked.shards, kept, checked.reasons, gate, say)
-    whole = _run(checked.shards[0], out, name, resolve(gate, checked.shards[0], say), kept)
-    check_dataset(checked.shards, whole.dataset.path)
-    from .folder import report, update_baseline
+    with built_beside(out) as building:
+        if checked.reasons:
+            summary = _incomplete(building, name, checked.shards, kept, checked.reasons, say)
+        else:
+            summary = _complete(
+                building, name, checked.shards, kept, resolve(gate, checked.shards[0], say), say
+            )
+        swap_in(building, out)
+    if gate.update_baseline is not None:
+        if summary_format.is_incomplete(summary) and not summary.get("cases"):
+            say(f"baseline not written: the merge is INCOMPLETE; {gate.update_baseline} unchanged")
+        else:
+            from .folder import update_baseline
+
+            say(update_baseline(out, summary, gate.update_baseline))
+    return _outcome(summary)
+
+
+def _complete(
+    building: Path, name: str, shards: list[ShardFolder], kept: dict[str, list[dict[str, Any]]], gate: Gate,
+    say: Say,
+) -> dict[str, Any]:  # fmt: skip
+    """The whole run, scored again over the shards' answers, written into ``building``."""
+    whole = _run(shards[0], building, name, gate, kept)
+    check_dataset(shards, whole.dataset.path)
+    from .folder import report
     from .recompute import recompute
 
     try:
-        summary = recompute(whole, checked.shards, kept)
+        summary = recompute(whole, shards, kept)
     except NoAnswer as exc:
-        shutil.rmtree(out, ignore_errors=True)
-        return _incomplete(out, name, checked.shards, kept, [str(exc)], gate, say)
-    results.write_summary(out, summary)
-    report(out, summary, say)
-    if gate.update_baseline is not None:
-        say(update_baseline(out, summary, gate.update_baseline))
-    return _outcome(summary)
+        for child in building.iterdir():
+            if child.is_dir():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+        return _incomplete(building, name, shards, kept, [str(exc)], say)
+    results.write_summary(building, summary)
+    report(building, summary, say)
+    return summary
 
 
 def _run(
@@ -98,15 +121,11 @@ def _incomplete(
     shards: Sequence[ShardFolder],
     kept: dict[str, list[dict[str, Any]]],
     reasons: list[str],
-    gate: GateOptions,
     say: Say,
-) -> Outcome:
+) -> dict[str, Any]:
     from .folder import incomplete_folder
 
-    summary = incomplete_folder(out, name, shards, kept, reasons, say)
-    if gate.update_baseline is not None:
-        say(f"baseline not written: the merge is INCOMPLETE; {gate.update_baseline} unchanged")
-    return _outcome(summary)
+    return incomplete_folder(out, name, shards, kept, reasons, say)
 
 
 def _outcome(summary: dict[str, Any]) -> Outcome:
