@@ -69,6 +69,9 @@ def read(path: Path) -> ShardFolder:
         raise ShardFolderError(
             f"{manifest_path}: expected the {MANIFEST} a shard writes ({', '.join(expected)})"
         )
+    damaged = manifest_errors(manifest)
+    if damaged:
+        raise ShardFolderError(f"{manifest_path}: {damaged}")
     try:
         summary = summary_format.load(path)
     except summary_format.MissingSummary as exc:
@@ -76,6 +79,44 @@ def read(path: Path) -> ShardFolder:
     except summary_format.SummaryError as exc:
         raise ShardFolderError(str(exc)) from exc
     return ShardFolder(path, manifest, summary)
+
+
+MANIFEST_VERSION = results.SHARD_MANIFEST_VERSION
+_SHAPE: tuple[tuple[str, type, str], ...] = (
+    ("fingerprint", str, "the selection's sha256, a string"),
+    ("run_id", str, "the shard's run id, a string"),
+    ("selection", dict, "an object: the whole run's selection"),
+    ("selection.model", str, "the model, a string"),
+    ("selection.options", dict, "an object: the options that change answers"),
+    ("selection.dataset", dict, "an object: the dataset's name and sha256"),
+    ("selection.tests", list, "a list of the whole run's tests"),
+    ("selection.scenario_ids", list, "a list of the whole selection's scenario ids"),
+    ("shard", dict, "an object: this shard's index, count and source"),
+)
+
+
+def manifest_errors(manifest: dict[str, Any]) -> str | None:
+    """What is wrong with a shard.json's fields (the first field that is not as written), or None."""
+    if manifest.get("version") != MANIFEST_VERSION:
+        found = json.dumps(manifest.get("version"))[:30]
+        return f"version is {found}; this mathcomp-tests reads {MANIFEST} version {MANIFEST_VERSION}"
+    for field, kind, what in _SHAPE:
+        value: Any = manifest
+        for key in field.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if not isinstance(value, kind):
+            return f"{field} is {json.dumps(value)[:60]}; expected {what}"
+    shard = manifest["shard"]
+    index, count = shard.get("index"), shard.get("count")
+    if (
+        not all(isinstance(n, int) and not isinstance(n, bool) for n in (index, count))
+        or not 1 <= index <= count
+    ):
+        return (
+            f"shard.index is {json.dumps(index)[:30]} and shard.count {json.dumps(count)[:30]}; expected whole "
+            "numbers with 1 <= index <= count"
+        )
+    return None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..settings import conditions
 from . import matrix
 
 NAME = results.SHARD_MANIFEST
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = results.SHARD_MANIFEST_VERSION
 ANSWER_OPTIONS = (
     "model", "prompt_set", "framings", "positions", "identities", "identity_on", "formats", "option_orders",
     "protocols", "limit", "dataset", "dataset_policy", "temperature", "samples", "max_new_tokens",
