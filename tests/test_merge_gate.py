@@ -30,6 +30,9 @@ def test_a_power_requirement_and_a_baseline_the_shards_ran_with_are_not_dropped(
     whole = run_suite(tmp_path / "whole", *gated)
     assert whole.returncode == 1 and "NOT EARNED" in whole.output, whole.output[-1500:]
     shards = [run_suite(tmp_path / f"shard-{i}", *gated, f"--shard={i}/2") for i in (1, 2)]
+    for shard in shards:  # a shard's power is its part's: it said "the run fails" and exited 0
+        assert shard.returncode == 0 and "the run fails" not in shard.output, shard.output[-1500:]
+        assert "the merge of all the shards decides the run's power" in shard.output
     out = tmp_path / "merged"
     done = merge(*(s.run_dir for s in shards), "--out", out)
     assert done.returncode == whole.returncode, done.stdout + done.stderr

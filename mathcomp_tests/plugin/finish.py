@@ -71,7 +71,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     if holm_failures:
         state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    blind = power_note(state.summary.get("power"))
+    blind = power_note(state.summary.get("power"), shard=run.settings.shard is not None)
     state.notes += [blind] if blind else []
     if run.settings.require_power and state.summary.get("power") is None:
         state.notes.append(
@@ -115,20 +115,21 @@ def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | No
     return None
 
 
-def power_note(block: dict[str, Any] | None) -> str | None:
+def power_note(block: dict[str, Any] | None, shard: bool = False) -> str | None:
     """``MathComp power: 12 of 28 compared cases could not see a rise under 15 points ...``; None when
-    every compared case could (or none was compared)."""
+    every compared case could (or none was compared). A shard's is about its part only: the merge gates."""
     if not block or not block["underpowered"]:
         return None
     weak = block["underpowered"]  # worst first
     unearned = block.get("not_earned_by") or []
     first = next((w for w in weak if w["case"] in unearned), weak[0])
     shown = verdict_power.labels_text(first["labels"], first["seen"])
-    verdict = (
-        f"the run fails: a pass it did not earn (power required of {len(unearned)} of them: {few(unearned)})"
-        if block["not_earned"]
-        else "--require-power would fail it"
-    )
+    if shard:
+        verdict = "on this shard's part of the data; the merge of all the shards decides the run's power"
+    elif block["not_earned"]:
+        verdict = f"the run fails: a pass it did not earn (power required of {len(unearned)} of them: {few(unearned)})"
+    else:
+        verdict = "--require-power would fail it"
     return (
         f"MathComp power: {len(weak)} of {block['compared']} compared cases "
         f"{verdict_power.unseen(block)} at 80% power, e.g. {first['case']}: {shown}; "
