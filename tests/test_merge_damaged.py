@@ -12,20 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.merge_cli import merge
-from helpers.suite_runner import run_suite
+from helpers.merge_cli import finished_shards, merge
 
 pytestmark = pytest.mark.xdist_group("merge")
-
-SELECTION = ("--model=symbolic", "--limit=4", "--framings=neutral", "--positions=end")
 
 
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    root = tmp_path_factory.mktemp("merge-damaged")
-    runs = [run_suite(root / f"shard-{i}", *SELECTION, f"--shard={i}/2") for i in (1, 2)]
-    assert all(r.returncode == 0 for r in runs), [r.output[-1500:] for r in runs]
-    return [r.run_dir for r in runs]
+    return finished_shards(tmp_path_factory.mktemp("merge-damaged"))
 
 
 def _manifest(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], str]:

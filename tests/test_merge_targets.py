@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.merge_cli import merge
-from helpers.suite_runner import run_suite
+from helpers.merge_cli import finished_shards, merge
 
 from mathcomp_tests.merge import GateOptions
 from mathcomp_tests.merge import merge as merge_in_process
@@ -19,15 +18,10 @@ from mathcomp_tests.records.results import run_started
 
 pytestmark = pytest.mark.xdist_group("merge")
 
-SELECTION = ("--model=symbolic", "--limit=4", "--framings=neutral", "--positions=end")
-
 
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    root = tmp_path_factory.mktemp("merge-targets")
-    runs = [run_suite(root / f"shard-{i}", *SELECTION, f"--shard={i}/2") for i in (1, 2)]
-    assert all(r.returncode == 0 for r in runs), [r.output[-1500:] for r in runs]
-    return [r.run_dir for r in runs]
+    return finished_shards(tmp_path_factory.mktemp("merge-targets"))
 
 
 def _one_usage_line(done: Any, says: str) -> None:

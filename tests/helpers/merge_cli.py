@@ -18,3 +18,19 @@ def merge(*args: str | Path, job_summary: Path | None = None) -> subprocess.Comp
         env["GITHUB_STEP_SUMMARY"] = str(job_summary)
     command = [sys.executable, "-m", "mathcomp_tests", "merge", *map(str, args)]
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+
+
+SMALL = ("--model=symbolic", "--limit=4", "--framings=neutral", "--positions=end")
+"""A selection small enough to shard in two and merge in seconds."""
+
+
+def finished_shards(root: Path, *args: str, count: int = 2) -> list[Path]:
+    """The run folders of ``count`` shards of the selection ``args`` (SMALL by default), each run in a
+    process and a folder of its own under ``root``; every shard must have run to its end."""
+    from helpers.suite_runner import run_suite
+
+    runs = [
+        run_suite(root / f"shard-{i}", *(args or SMALL), f"--shard={i}/{count}") for i in range(1, count + 1)
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.output[-1500:] for r in runs]
+    return [r.run_dir for r in runs]
