@@ -54,7 +54,7 @@ def merge(
             "letter or digit first (it names the night's record)"
         )
     check_out(out)
-    check_update_baseline(gate.update_baseline, [*folders, *([gate.baseline] if gate.baseline else [])], out)
+    check_update_baseline(gate.update_baseline, folders, out)  # onto --baseline's file: as a whole run may
     read_in = [read(path) for path in folders]
     name = run_id or results.new_run_id(str(read_in[0].manifest["selection"].get("model") or "merged"))
     checked = check(read_in)

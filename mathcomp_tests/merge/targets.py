@@ -34,7 +34,8 @@ def check_out(out: Path) -> None:
 
 def check_update_baseline(target: Path | None, inputs: Sequence[Path], out: Path) -> None:
     """ShardFolderError unless ``target`` (``--update-baseline``) is a file the merge may write: not a folder,
-    not inside a shard's folder or ``--out``, not the baseline it compares with, and writable."""
+    not inside a shard's folder (``inputs``) or ``--out``, and writable. The baseline the merge compares with
+    may be it, as in a whole run (compared with, then replaced)."""
     if target is None:
         return
     if target.is_dir():
