@@ -10,6 +10,7 @@ from typing import Any
 
 from ..records import items as records_items
 from ..records import results
+from ..records.items import CACHED_USAGE
 from ..run import GENERATED, REVEAL_AFTER
 from ..run.summary import SessionFacts, run_summary
 from ..scoring.baseline import GENERATED_PREFIX
@@ -44,7 +45,7 @@ def recompute(
     for sub in (GENERATED, REVEAL_AFTER):
         if (run.run_dir / sub).is_dir():
             written[sub] = results.merge_parts(run.run_dir / sub, records_items.record_key).records
-    _sent_as_the_shards_sent(cases + generated, shards)
+    _as_the_shards_asked(cases + generated, shards)
     tests = len(shards[0].manifest["selection"]["tests"])
     facts = SessionFacts(
         stopped=None,
@@ -71,9 +72,10 @@ def recompute(
     return summary
 
 
-def _sent_as_the_shards_sent(cases: list[dict[str, Any]], shards: Sequence[ShardFolder]) -> None:
-    """A case's ``sent`` and ``judge_sent`` count what the shards sent to the models (the replay sends
-    nothing): their sum over the shards' summaries of the case."""
+def _as_the_shards_asked(cases: list[dict[str, Any]], shards: Sequence[ShardFolder]) -> None:
+    """A case's ``sent``, ``judge_sent`` and ``usage`` count what the shards asked of the models (the replay
+    sends nothing, and answers a prompt asked again under another protocol with the first record of it,
+    cached or not): their sum over the shards' summaries of the case."""
     for case in cases:
         parts = [
             c
@@ -83,6 +85,13 @@ def _sent_as_the_shards_sent(cases: list[dict[str, Any]], shards: Sequence[Shard
         ]
         for key in ("sent", "judge_sent"):
             case[key] = sum(int(c.get(key) or 0) for c in parts)
+        usage, theirs = case.get("usage"), [c["usage"] for c in parts if isinstance(c.get("usage"), dict)]
+        if usage is None or not theirs:
+            continue
+        for key in ("requests", "input_tokens", "output_tokens", *CACHED_USAGE):
+            usage[key] = sum(int(u.get(key) or 0) for u in theirs)
+        costs = [float(u["cost_usd"]) for u in theirs if u.get("cost_usd") is not None]
+        usage["cost_usd"] = sum(costs) if costs else None
 
 
 def merged_from(shards: Sequence[ShardFolder]) -> list[dict[str, Any]]:
