@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.merge_cli import merge
+from helpers.merge_cli import finished_shards, merge
 from helpers.suite_runner import run_suite
 
 pytestmark = pytest.mark.xdist_group("merge")
@@ -47,9 +47,9 @@ def test_a_power_requirement_and_a_baseline_the_shards_ran_with_are_not_dropped(
 
 
 def test_a_gate_option_given_to_the_merge_only_is_said(tmp_path: Path) -> None:
-    shards = [run_suite(tmp_path / f"shard-{i}", *SELECTION, f"--shard={i}/2") for i in (1, 2)]
+    shards = finished_shards(tmp_path, *SELECTION)
     whole = run_suite(tmp_path / "whole", *SELECTION, "--holm", "--require-power")
-    done = merge(*(s.run_dir for s in shards), "--out", tmp_path / "merged", "--holm", "--require-power")
+    done = merge(*shards, "--out", tmp_path / "merged", "--holm", "--require-power")
     assert "--holm: given to the merge, not to the shards; the merged run is gated with it" in done.stdout
     assert "--require-power: given to the merge, not to the shards" in done.stdout
     assert done.returncode == whole.returncode, done.stdout + done.stderr

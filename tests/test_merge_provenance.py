@@ -9,26 +9,21 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.merge_cli import merge
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.merge_cli import finished_shards, merge
+from helpers.suite_runner import REPO, run_suite
 
 pytestmark = pytest.mark.xdist_group("merge")
 
 SELECTION = ("--limit=4", "--framings=neutral", "--positions=end")
 
 
-def _shards(root: Path, *args: str) -> list[SuiteRun]:
-    return [run_suite(root / f"shard-{i}", *args, f"--shard={i}/2") for i in (1, 2)]
-
-
 def test_a_dataset_changed_since_the_shards_ran_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "scenarios.csv"
     shutil.copyfile(REPO / "fixtures/scenarios.csv", data)
-    shards = _shards(tmp_path, "--model=symbolic", *SELECTION, f"--dataset={data}")
-    assert all(s.returncode == 0 for s in shards), [s.output[-1500:] for s in shards]
+    shards = finished_shards(tmp_path, "--model=symbolic", *SELECTION, f"--dataset={data}")
     data.write_text(data.read_text() + "\n")  # a blank line at the end: the same scenarios, another file
     out = tmp_path / "merged"
-    done = merge(*(s.run_dir for s in shards), "--out", out)
+    done = merge(*shards, "--out", out)
     assert done.returncode == 2, done.stdout + done.stderr
     (line,) = [line for line in done.stderr.splitlines() if "error:" in line]
     assert "shard.json: selection.dataset.sha256 is " in line and f"the dataset here ({data})" in line

@@ -39,14 +39,13 @@ class Gate:
 def resolve(given: GateOptions, shard: ShardFolder, say: Callable[[str], None]) -> Gate:
     """The merged run's gate: ``given``'s options, the shards' where it gives none; each difference said."""
     theirs: dict[str, Any] = shard.manifest["selection"]["options"]
-    gate = Gate(
+    return Gate(
         baseline=_baseline(given.baseline, theirs, shard, say),
         update_baseline=given.update_baseline,
         holm=_flag("--holm", given.holm, bool(theirs.get("holm")), say),
         fail_on=_choice(given.fail_on, str(theirs.get("fail_on") or "any"), say),
         require_power=_flag("--require-power", given.require_power, bool(theirs.get("require_power")), say),
     )
-    return gate
 
 
 def _flag(flag: str, given: bool | None, theirs: bool, say: Callable[[str], None]) -> bool:

@@ -10,7 +10,6 @@ from typing import Any
 
 from ..records import items as records_items
 from ..records import results
-from ..records.items import CACHED_USAGE
 from ..run import GENERATED, REVEAL_AFTER
 from ..run.summary import SessionFacts, run_summary
 from ..scoring.baseline import GENERATED_PREFIX
@@ -88,7 +87,7 @@ def _as_the_shards_asked(cases: list[dict[str, Any]], shards: Sequence[ShardFold
         usage, theirs = case.get("usage"), [c["usage"] for c in parts if isinstance(c.get("usage"), dict)]
         if usage is None or not theirs:
             continue
-        for key in ("requests", "input_tokens", "output_tokens", *CACHED_USAGE):
+        for key in ("requests", "input_tokens", "output_tokens", *records_items.CACHED_USAGE):
             usage[key] = sum(int(u.get(key) or 0) for u in theirs)
         costs = [float(u["cost_usd"]) for u in theirs if u.get("cost_usd") is not None]
         usage["cost_usd"] = sum(costs) if costs else None

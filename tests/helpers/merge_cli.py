@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.suite_runner import REPO
+from helpers.suite_runner import REPO, run_suite
 
 
 def merge(*args: str | Path, job_summary: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -27,8 +27,6 @@ SMALL = ("--model=symbolic", "--limit=4", "--framings=neutral", "--positions=end
 def finished_shards(root: Path, *args: str, count: int = 2) -> list[Path]:
     """The run folders of ``count`` shards of the selection ``args`` (SMALL by default), each run in a
     process and a folder of its own under ``root``; every shard must have run to its end."""
-    from helpers.suite_runner import run_suite
-
     runs = [
         run_suite(root / f"shard-{i}", *(args or SMALL), f"--shard={i}/{count}") for i in range(1, count + 1)
     ]
