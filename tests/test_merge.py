@@ -76,7 +76,7 @@ def test_the_merged_shards_are_the_unsharded_run(demo: dict[str, Any]) -> None:
     assert [(m["index"], m["run_id"]) for m in merged["merged_from"]] == [
         (i, s.summary["run_id"]) for i, s in enumerate(shards, 1)
     ]
-    assert merged["shard"] is None and "MathComp report" in (out / "report.html").read_text()
+    assert merged["shard"] is None and "MathComp framing-bias report" in (out / "report.html").read_text()
 
 
 def test_holm_across_all_the_shards_tests_is_the_unsharded_runs(demo: dict[str, Any]) -> None:

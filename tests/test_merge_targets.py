@@ -82,13 +82,16 @@ def test_a_merged_runs_default_id_is_dated_like_every_runs(shards: list[Path], t
 def test_a_merge_stopped_midway_leaves_nothing_at_out(
     shards: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The stop is a patched report writer (a Ctrl-C while report.html is written, after summary.json)."""
-    from mathcomp_tests.merge import folder
+    """The stop is a patched summary writer (a fake: a Ctrl-C right after the merged run wrote summary.json)."""
+    from mathcomp_tests.records import results
 
-    def interrupted(*_: object) -> None:
+    written = results.write_summary
+
+    def interrupted(*args: object) -> None:
+        written(*args)  # type: ignore[arg-type]
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(folder, "report", interrupted)
+    monkeypatch.setattr(results, "write_summary", interrupted)
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     out = tmp_path / "merged"
     with pytest.raises(KeyboardInterrupt):

@@ -5,12 +5,13 @@ The shards are checked first: each folder must hold shard.json and summary.json;
 the same run (one fingerprint: model, code version, dataset, cases, scenarios, the options that change
 answers), indexes 1 to N each once, and each complete. One missing, doubled, from another run or
 incomplete makes the merge INCOMPLETE: RUN_DIR holds the shards' records and a summary marked incomplete,
-naming why, and --update-baseline is not written. Otherwise every case is scored again over all the
-shards' answers by the suite's own code (no model is called): results.jsonl, summary.json, report.html,
-the comparison with --baseline (paired tests over all items), --holm across all tests, and
---update-baseline, as an unsharded run writes them. The verdict goes to $GITHUB_STEP_SUMMARY too, as a
-run's does. The merged run's id (in its summary, its records and the night's history) is --run-id,
-else a new dated id, as every run's. RUN_DIR is built beside itself and swapped in whole.
+naming why, and --update-baseline is not written. Otherwise the suite's own pytest session runs here over
+the shards' answers (no model is called), collecting and selecting as the shards did: the project's own
+checks, results.jsonl, summary.json, report.html, the comparison with --baseline (paired tests over all
+items), --holm across all tests, and --update-baseline, as an unsharded run does them. The verdict goes
+to $GITHUB_STEP_SUMMARY too, as a run's does. The merged run's id (in its summary, its records and the
+night's history) is --run-id, else a new dated id, as every run's. RUN_DIR is built beside itself and
+swapped in whole.
 
 Exit status, as pytest's for the unsharded run: 0 the run passed; 1 a case failed (under --fail-on=new: a
 new failure), or the merge is INCOMPLETE; 2 a usage error (a folder that is no shard's, RUN_DIR not new or

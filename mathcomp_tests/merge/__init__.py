@@ -4,14 +4,13 @@ gated as the unsharded run would be.
 The shards are checked first (merge/shards.py); any that is missing, doubled, foreign or incomplete makes
 the merge INCOMPLETE: the folder still holds what the shards had (their records, a summary marked
 incomplete with the reasons), and no baseline is written. Otherwise the whole run is rebuilt
-(merge/rebuild.py) and every case is scored again by the suite's own code over all the shards' answers
-(merge/recompute.py): summary.json, results.jsonl, report.html and --update-baseline as an unsharded run
-writes them. Exit status as pytest's for the unsharded run: 0 passed, 1 failed or incomplete.
+(merge/rebuild.py) and run: the suite's own pytest session, here, over the shards' answers
+(merge/session.py), writes summary.json, results.jsonl, report.html and --update-baseline as every run
+does, its own checks included. Exit status is that session's: 0 passed, 1 failed or incomplete.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,13 +18,16 @@ from typing import Any
 
 from .. import summary_format
 from ..records import results
+from ..run import GENERATED
 from ..scoring.baseline import BaselineError
 from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError
+from .folder import incomplete_folder
 from .gate import Gate, GateOptions, resolve
 from .provenance import check_dataset, check_same_model
 from .rebuild import FOLDERS, MergedRun, settings, shard_records
-from .replay import Answers, NoAnswer
+from .replay import Answers
+from .session import MergePlan, run_suite
 from .shards import ShardFolder, ShardFolderError, check, read
 from .targets import built_beside, check_out, check_update_baseline, swap_in
 
@@ -63,72 +65,29 @@ def merge(
     kept = shard_records(checked.shards)
     with built_beside(out) as building:
         if checked.reasons:
-            summary = _incomplete(building, name, checked.shards, kept, checked.reasons, say)
+            summary, status = incomplete_folder(building, name, checked.shards, kept, checked.reasons, say), 1
+            if gate.update_baseline is not None:
+                say(f"baseline not written: the merge is INCOMPLETE; {gate.update_baseline} unchanged")
         else:
-            summary = _complete(
-                building, name, checked.shards, kept, resolve(gate, checked.shards[0], say), say
-            )
+            whole = _run(checked.shards[0], building, name, resolve(gate, checked.shards[0], say), kept)
+            check_dataset(checked.shards, whole.dataset.path)
+            status = run_suite(MergePlan(whole, checked.shards, kept, out), say)
+            summary = summary_format.load(building)
         swap_in(building, out)
-    if gate.update_baseline is not None:
-        if summary_format.is_incomplete(summary) and not summary.get("cases"):
-            say(f"baseline not written: the merge is INCOMPLETE; {gate.update_baseline} unchanged")
-        else:
-            from .folder import update_baseline
-
-            say(update_baseline(out, summary, gate.update_baseline))
-    return _outcome(summary)
-
-
-def _complete(
-    building: Path, name: str, shards: list[ShardFolder], kept: dict[str, list[dict[str, Any]]], gate: Gate,
-    say: Say,
-) -> dict[str, Any]:  # fmt: skip
-    """The whole run, scored again over the shards' answers, written into ``building``."""
-    whole = _run(shards[0], building, name, gate, kept)
-    check_dataset(shards, whole.dataset.path)
-    from .folder import report
-    from .recompute import recompute
-
-    try:
-        summary = recompute(whole, shards, kept)
-    except NoAnswer as exc:
-        for child in building.iterdir():
-            if child.is_dir():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
-        return _incomplete(building, name, shards, kept, [str(exc)], say)
-    results.write_summary(building, summary)
-    report(building, summary, say)
-    return summary
+    return Outcome(summary, status)
 
 
 def _run(
     first: ShardFolder, out: Path, name: str, gate: Gate, kept: dict[str, list[dict[str, Any]]]
 ) -> MergedRun:
+    """The whole run, its model answering from the shards' records; ShardFolderError when it cannot be
+    rebuilt here."""
     answers = Answers(record for folder in FOLDERS for record in kept[folder])
     try:
-        return MergedRun(settings(first, out, gate), name, answers, out)
+        run = MergedRun(settings(first, out, gate), name, answers, out)
     except (BaselineError, ThresholdsError, SelectionError) as exc:
         raise ShardFolderError(str(exc)) from exc
     except (OSError, ValueError) as exc:  # the dataset or the prompts the shards read, not here
         raise ShardFolderError(f"{first.path}: the whole run cannot be rebuilt here: {exc}") from exc
-
-
-def _incomplete(
-    out: Path,
-    name: str,
-    shards: Sequence[ShardFolder],
-    kept: dict[str, list[dict[str, Any]]],
-    reasons: list[str],
-    say: Say,
-) -> dict[str, Any]:
-    from .folder import incomplete_folder
-
-    return incomplete_folder(out, name, shards, kept, reasons, say)
-
-
-def _outcome(summary: dict[str, Any]) -> Outcome:
-    from ..report.failures import verdict
-
-    return Outcome(summary, 0 if verdict(summary).passed else 1)
+    run.learn_judge(kept[""] + kept[GENERATED])
+    return run

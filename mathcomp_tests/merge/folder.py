@@ -1,6 +1,6 @@
-"""What the merge writes beyond the recompute: the folder of an INCOMPLETE merge (the shards' records as they
-were, a summary with no case and the reasons), the report (report/standalone.py, from the folder), and
---update-baseline (only from a complete merge in which every case scored; replaced atomically)."""
+"""The folder of an INCOMPLETE merge, whose shards do not make one whole run (one missing, doubled, foreign or
+incomplete): the shards' records as they were, a summary with no case and the reasons, and its report
+(report/standalone.py, from the folder). No case is scored on part of the data, and no baseline written."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from typing import Any
 
 from ..records.results import REPORT, RESULTS, write_summary
 from ..run.summary import stand_in
-from ..scoring import baseline
-from ..verdict.completeness import baseline_refusal
-from .recompute import merged_from
+from .session import merged_from
 from .shards import ShardFolder
 
 
@@ -69,15 +67,3 @@ def report(out: Path, summary: dict[str, Any], say: Callable[[str], None]) -> No
     from ..userfile import replace_text
 
     replace_text(out / REPORT, rebuild(out, lambda note: say(f"warning: {note}")))
-
-
-def update_baseline(out: Path, summary: dict[str, Any], path: Path) -> str:
-    """Write ``path`` from the merged run folder, or leave it as it was: the line that says which."""
-    every = [*summary["cases"], *(summary.get("generated_cases") or [])]
-    refused = baseline_refusal(summary["incomplete_reasons"], every)
-    if refused is not None:
-        return f"baseline not written: {refused}; {path} unchanged"
-    fresh = baseline.ordered(baseline.from_run_dir(out), [c["case"] for c in every])
-    written = baseline.write(fresh, path)
-    counts = f"{len(summary['cases'])} cases, {len(summary['generated_cases'])} generated cases"
-    return f"baseline written: {written} ({counts})"

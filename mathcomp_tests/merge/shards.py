@@ -92,6 +92,10 @@ _SHAPE: tuple[tuple[str, type, str], ...] = (
     ("selection.tests", list, "a list of the whole run's tests"),
     ("selection.scenario_ids", list, "a list of the whole selection's scenario ids"),
     ("shard", dict, "an object: this shard's index, count and source"),
+    ("pytest", dict, "an object: how the shard's pytest session collected and selected"),
+    ("pytest.args", list, "a list of the session's collection arguments"),
+    ("pytest.pyargs", bool, "true or false: whether the arguments were --pyargs module names"),
+    ("pytest.narrowed_by", list, "a list of what narrowed the selection (-k, -m, ...)"),
 )
 
 
@@ -165,8 +169,24 @@ def check(folders: Sequence[ShardFolder]) -> Checked:
                 "; ".join(summary_format.incomplete_reasons(folder.summary)) or "its summary says incomplete"
             )
             reasons.append(f"{folder.name} is incomplete: {why}")
+        elif _session(folder) != _session(reference) and not summary_format.is_incomplete(reference.summary):
+            reasons.append(
+                f"{folder.name} selected other items than {reference.name}: pytest narrowed it by "
+                f"{_narrowed(folder)}, the other by {_narrowed(reference)}; run every shard with the same "
+                "selection"
+            )
     shards = [by_index[i][0] for i in sorted(by_index)]
     return Checked(shards, reasons, count)
+
+
+def _session(folder: ShardFolder) -> tuple[object, ...]:
+    """What the merged run takes of a shard's pytest session: its collection and its selected items."""
+    session = folder.manifest["pytest"]
+    return session["args"], session["pyargs"], session.get("items")
+
+
+def _narrowed(folder: ShardFolder) -> str:
+    return " and ".join(map(str, folder.manifest["pytest"]["narrowed_by"])) or "nothing"
 
 
 def differences(ours: Mapping[str, Any], theirs: Mapping[str, Any], prefix: str = "") -> list[str]:

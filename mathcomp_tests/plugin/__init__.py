@@ -14,8 +14,8 @@ from ..backends.base import BackendError, ServerGoneError
 from ..backends.batch.protocol import BatchError
 from ..backends.cache.file import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
-from ..data import stratified
 from ..data.scenarios import DatasetError
+from ..merge.session import plan_of
 from ..printable import printable
 from ..prompts import PromptConfigError
 from ..records import items as records
@@ -31,6 +31,7 @@ from ..verdict import power as verdict_power
 from ..verdict.result import CaseResult
 from . import (
     batch_phase,
+    header,
     known_failures,
     matrix,
     options,
@@ -69,12 +70,16 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
     workerinput = getattr(config, "workerinput", None)
+    merged = plan_of(config)  # `mathcomp merge`: the whole run, answered from the shards' records
+    run: Run
     try:
-        settings = options.settings(config)
-        settings = serving.served(config, settings)  # vllm:...: the run's server, started once
-        run_id = workerinput["mathcomp_run_id"] if workerinput else results.new_run_id(settings.model)
-        worker = workerinput["workerid"] if workerinput else "main"
-        run = Run(settings, run_id, worker)
+        if merged is not None:
+            settings, run = merged.run.settings, merged.run
+        else:
+            settings = options.settings(config)
+            settings = serving.served(config, settings)  # vllm:...: the run's server, started once
+            run_id = workerinput["mathcomp_run_id"] if workerinput else results.new_run_id(settings.model)
+            run = Run(settings, run_id, workerinput["workerid"] if workerinput else "main")
         batch_phase.check(run)
         if not config.option.collectonly:
             run.check_folders()
@@ -139,7 +144,7 @@ def pytest_configure(config: pytest.Config) -> None:
         run.run_dir.mkdir(parents=True, exist_ok=True)
         report_copy.configure(config, run.run_dir)  # report.html in the run folder, with or without --html
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(run_id, settings), "mathcomp-xdist")
+        config.pluginmanager.register(_XdistHooks(run.run_id, settings), "mathcomp-xdist")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -168,29 +173,7 @@ class _XdistHooks:
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     state = config.stash.get(_STATE, None)
-    if state is None:
-        return None
-    run = state.run
-    return [
-        f"mathcomp: model {printable(run.spec.given)} ({printable(run.spec.canonical)}), "
-        f"prompt set {run.prompt_set.name}",
-        f"thresholds: {run.thresholds.path}; {run.thresholds.describe(run.spec)}",
-        *run.dataset.header(),
-        *_limit_line(run),
-        *serving.header(config),
-    ]
-
-
-def _limit_line(run: Run) -> list[str]:
-    """Under --limit, how many of the dataset's scenarios each case asks (the line above counts them all); a
-    limit above the dataset's size is said, not silently capped."""
-    asked, total = len(run.scenarios), len(run.dataset.scenarios)
-    limit = run.settings.limit
-    if limit is not None and limit > total:
-        return [f"--limit={limit}: all {total} scenarios (the dataset has no more; the limit is above it)"]
-    if asked == total:
-        return []
-    return [f"--limit={limit}: {asked} of {total} scenarios, {stratified.HOW}"]
+    return None if state is None else header.lines(config, state.run)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -373,7 +356,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     baseline = (state.summary or {}).get("baseline")
     cases = [*state.cases, *state.generated_cases]
     model = printable(state.run.settings.model)
-    terminal.write_table(terminalreporter, model, cases, state.run.run_dir, baseline)
+    merged = plan_of(config)  # a merged run is read where it is swapped in, not where it is built
+    folder = state.run.run_dir if merged is None else merged.out
+    terminal.write_table(terminalreporter, model, cases, folder, baseline)
     for note in [*state.notes, *served.warning(state.summary or {})]:
         terminalreporter.write_line(note)
 

@@ -15,6 +15,7 @@ import pytest
 
 from .. import userfile
 from ..listing import few
+from ..merge.session import plan_of
 from ..printable import printable
 from ..records import items as records
 from ..records import results
@@ -31,6 +32,7 @@ from .state import State
 
 def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     run = state.run
+    plan = plan_of(session.config)  # `mathcomp merge`: its folder is swapped in and its verdict said by it
     run.close()
     merged = results.merge_parts(run.run_dir, records.record_key)
     dropped = merged.notes
@@ -50,12 +52,14 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
         batch=run.batch_summary(),
         servers_left=list(state.servers_left),
+        merged=None if plan is None else plan.facts(),
     )
     state.records = merged.records
     state.summary = run_summary(run, facts, state.cases, state.generated_cases, state.records)
     reasons: list[str] = state.summary["incomplete_reasons"]
     results.write_summary(run.run_dir, state.summary)
-    results.point_latest(run.settings.reports_dir, run.run_dir)
+    if plan is None:
+        results.point_latest(run.settings.reports_dir, run.run_dir)
     borrowed = _borrowed_ceilings(state)
     state.notes += [borrowed] if borrowed else []
     if state.summary["narrowed"]:
@@ -83,12 +87,17 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     if reasons and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # only a complete run can pass
     if run.settings.shard is not None:
-        shard_manifest.write(run, state.summary)
+        config = session.config
+        collected = shard_manifest.pytest_session(
+            config.args, bool(config.option.pyargs), tracker.selected, narrowing.means(config)
+        )
+        shard_manifest.write(run, state.summary, collected)
         state.notes.append(shard_note(run.settings.shard, reasons))
         if not reasons:  # a shard's cases are judged on part of the data: the merge gates, not the shard
             session.exitstatus = pytest.ExitCode.OK
-    unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
-    state.notes += [unwritten] if unwritten else []
+    if plan is None:
+        unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
+        state.notes += [unwritten] if unwritten else []
 
 
 def shard_note(shard: Shard, reasons: list[str]) -> str:

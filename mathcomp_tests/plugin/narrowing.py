@@ -7,13 +7,18 @@ from typing import Any
 
 import pytest
 
+from ..merge.session import plan_of
 from ..run import Run
 from ..verdict import narrowing
 from . import matrix
 
 
 def means(config: pytest.Config) -> list[str]:
-    """The pytest options and arguments that can narrow a selection, as the user gave them."""
+    """The pytest options and arguments that can narrow a selection, as the user gave them (a merged run's:
+    as its shards were given them)."""
+    merged = plan_of(config)
+    if merged is not None:
+        return merged.narrowed_by
     option = config.option
     found = []
     if getattr(option, "keyword", ""):

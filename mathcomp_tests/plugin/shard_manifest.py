@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..records import results
 from ..run import Run
 from ..scoring.baseline import sha256_of
 from ..settings import conditions
+from ..verdict.narrowing import item_key
 from . import matrix
 
 NAME = results.SHARD_MANIFEST
@@ -70,13 +71,29 @@ def selection(run: Run) -> dict[str, Any]:
     }
 
 
+def pytest_session(
+    args: Sequence[str], pyargs: bool, selected: Iterable[str] | None, means: Sequence[str]
+) -> dict[str, Any]:
+    """shard.json's ``pytest``: how the shard's session collected (its arguments, --pyargs), the items it
+    selected (``test_framing[<id>]``, sorted; None when it stopped before collection ended) and what narrowed
+    them (plugin/narrowing.py's words: ``-k 'neutral'``). The merged run collects and selects the same
+    (merge/session.py)."""
+    items = None if selected is None else sorted({_item(nodeid) for nodeid in selected})
+    return {"args": list(args), "pyargs": pyargs, "items": items, "narrowed_by": list(means)}
+
+
+def _item(nodeid: str) -> str:
+    test, case = item_key(nodeid)
+    return test if case is None else f"{test}[{case}]"
+
+
 def fingerprint(shared: Mapping[str, Any]) -> str:
     """sha256 of the shared selection as canonical JSON."""
     return hashlib.sha256(json.dumps(shared, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def manifest(run: Run, summary: Mapping[str, Any]) -> dict[str, Any]:
-    """shard.json of a finished shard (its summary.json built already)."""
+def manifest(run: Run, summary: Mapping[str, Any], session: Mapping[str, Any]) -> dict[str, Any]:
+    """shard.json of a finished shard (its summary.json built already); ``session`` is ``pytest_session``'s."""
     assert run.settings.shard is not None
     shared = selection(run)
     return {
@@ -93,13 +110,15 @@ def manifest(run: Run, summary: Mapping[str, Any]) -> dict[str, Any]:
             "generated_scenario_ids": [sc.id for sc in run.generated] if run.settings.generated else [],
             "cases": [c["case"] for c in [*summary["cases"], *summary["generated_cases"]]],
         },
+        "pytest": dict(session),
     }
 
 
-def write(run: Run, summary: Mapping[str, Any]) -> Path:
+def write(run: Run, summary: Mapping[str, Any], session: Mapping[str, Any]) -> Path:
     """shard.json beside summary.json, replaced atomically."""
     path = run.run_dir / NAME
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest(run, summary), indent=2, ensure_ascii=False), encoding="utf-8")
+    text = json.dumps(manifest(run, summary, session), indent=2, ensure_ascii=False)
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path

@@ -45,6 +45,23 @@ class SessionFacts:
     """What --batch sent and collected; None without --batch."""
     servers_left: list[str] = field(default_factory=list)
     """One line per server of several that went away while the others took over its prompts."""
+    merged: Merged | None = None
+    """What only a merge knows (merge/session.py): None for a run that asked its model."""
+
+
+@dataclass(frozen=True)
+class Merged:
+    """The shards a merged run answered from, as plain facts."""
+
+    merged_from: list[dict[str, Any]]
+    """summary.json's ``merged_from``: each shard's index, count, folder and run id."""
+    model_identity: object
+    """The weights the shards answered with (one across the shards: merge/provenance.py)."""
+    asked: dict[str, dict[str, Any]]
+    """Per case id, what the shards sent for it (``sent``, ``judge_sent``, ``usage``, summed over the shards):
+    the replay sends nothing, and answers a prompt two protocols share with one record."""
+    unasked: list[str]
+    """One reason per folder of records the shards kept that the whole run did not ask: incomplete."""
 
 
 def _header(run_id: str, model: str, reasons: list[str]) -> dict[str, Any]:
@@ -75,14 +92,20 @@ def run_summary(
     and totals take both, so that they agree with pytest's. ``records`` is results.jsonl when the caller
     has read it already."""
     s = run.settings
+    merged = facts.merged
+    if merged is not None:
+        cases = [as_asked(c, merged.asked) for c in cases]
+        generated_cases = [as_asked(c, merged.asked) for c in generated_cases]
     every = [*cases, *generated_cases]
     records = read_records(run.run_dir) if records is None else records
     reasons = incomplete_reasons(facts.stopped, facts.selected, facts.reported, every)
+    reasons += merged.unasked if merged is not None else []
+    identity = merged.model_identity if merged is not None else model_identity(run.spec, _weights(run, cases))
     return {
         **_header(run.run_id, s.model, reasons),
         "resolved": run.spec.resolved,
         "canonical": run.spec.canonical,
-        "model_identity": model_identity(run.spec, _weights(run, cases)),
+        "model_identity": identity,
         "revision": next((c["revision"] for c in cases if c["revision"] is not None), None),
         "model_revision": s.backend.model_revision,
         "chat_template": run.chat_templates(),
@@ -138,7 +161,18 @@ def run_summary(
         "reveal_after": list(facts.reveal_after),
         "batch": None if facts.batch is None else facts.batch.as_dict(),
         "shard": None if s.shard is None else s.shard.as_dict(),  # a shard's verdict waits for the merge
+        **({} if merged is None else {"merged_from": merged.merged_from}),
     }
+
+
+def as_asked(case: dict[str, Any], asked: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A merged case with what the shards sent for it in place of what the replay counted."""
+    theirs = asked.get(str(case["case"]))
+    if theirs is None:
+        return case
+    usage = case.get("usage")
+    new_usage = None if usage is None else {**usage, **theirs["usage"]}
+    return {**case, "sent": theirs["sent"], "judge_sent": theirs["judge_sent"], "usage": new_usage}
 
 
 def _weights(run: Run, cases: Sequence[dict[str, Any]]) -> str | None:

@@ -10,14 +10,16 @@ from pathlib import Path
 from helpers.suite_runner import REPO, run_suite
 
 
-def merge(*args: str | Path, job_summary: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`mathcomp merge ARGS` from the repository root (in a CI step whose $GITHUB_STEP_SUMMARY is
-    ``job_summary``, when given)."""
+def merge(
+    *args: str | Path, job_summary: Path | None = None, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    """`mathcomp merge ARGS` from ``cwd``, the repository root by default (in a CI step whose
+    $GITHUB_STEP_SUMMARY is ``job_summary``, when given)."""
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {"HF_HUB_OFFLINE": "1"}
     if job_summary is not None:
         env["GITHUB_STEP_SUMMARY"] = str(job_summary)
     command = [sys.executable, "-m", "mathcomp_tests", "merge", *map(str, args)]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
 SMALL = ("--model=symbolic", "--limit=4", "--framings=neutral", "--positions=end")
