@@ -12,7 +12,7 @@ import pytest
 from helpers.fault_server import Fault, FaultServer
 from helpers.suite_runner import pytest_process, run_suite
 
-from mathcomp_tests.report.failures import verdict
+from mathcomp_tests.verdict.of_run import verdict
 
 ARGS = ("--model=symbolic", "--limit=10", "--framings=neutral,direct-more")
 FRAMING = "mathcomp_tests/suite/test_framing.py"

@@ -27,7 +27,7 @@ from helpers.nightly_ci import (
 )
 from helpers.suite_runner import REPO, run_suite
 
-from mathcomp_tests.report.failures import verdict
+from mathcomp_tests.verdict.of_run import verdict
 
 pytestmark = pytest.mark.xdist_group("nightly-shards")
 

@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 from helpers.summaries import case, change, summary
 
 from mathcomp_tests.report import html, page, pooled
-from mathcomp_tests.report.failures import verdict
 from mathcomp_tests.report.headline import verdict_html
+from mathcomp_tests.verdict.of_run import verdict
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -180,7 +180,7 @@ def _title(fragment: str) -> str:
 
 
 def test_the_box_says_the_verdict_line_the_terminal_and_the_job_summary_say() -> None:
-    """One source (failures.verdict) for the report's title, the terminal's line and the job summary's:
+    """One source (verdict/of_run.py) for the report's title, the terminal's line and the job summary's:
     a run that fails a case and a gated cue-invariance check says it in the same words everywhere."""
     run = summary([case("neutral", dir_err={"less": 0.5}), case("direct-less")])
     run["invariance"] = {

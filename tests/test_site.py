@@ -22,8 +22,8 @@ import pytest
 from helpers.suite_runner import SuiteRun, run_suite
 
 from mathcomp_tests.cli import main
-from mathcomp_tests.report import failures
 from mathcomp_tests.site import build
+from mathcomp_tests.verdict import of_run
 
 SELECTION = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")
 HOSTILE = "<script>alert(1)</script>"
@@ -240,7 +240,7 @@ def test_the_index_puts_the_newest_night_per_model_in_the_order_that_needs_a_loo
     for row in rows:
         (folder,) = [p for p in records.iterdir() if p.name == row[3]]
         summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-        assert row[0].endswith(failures.verdict(summary).line), row
+        assert row[0].endswith(of_run.verdict(summary).line), row
     assert rows[-1][3] == runs.compared.summary["run_id"], "symbolic's newest night"
     stamp = rows[-1][3]
     assert rows[-1][2] == f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from mathcomp_tests import Check, owncheck
-from mathcomp_tests.report.failures import verdict
 from mathcomp_tests.scoring import baseline, baseline_update, paired, soft_paired
 from mathcomp_tests.scoring.baseline_format import BaselineError
 from mathcomp_tests.verdict import power, standing
+from mathcomp_tests.verdict.of_run import verdict
 
 LIMITS = dict.fromkeys(("less", "more", "equal"), 0.05)
 

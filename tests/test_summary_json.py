@@ -18,11 +18,12 @@ from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.cli import main
 from mathcomp_tests.records import answer_sets
-from mathcomp_tests.report import failures, history_groups, job_summary
+from mathcomp_tests.report import history_groups, job_summary
 from mathcomp_tests.report.headline import verdict_html
 from mathcomp_tests.report.standalone import DamagedRunError, load_summary
 from mathcomp_tests.scoring import baseline
 from mathcomp_tests.scoring.baseline import BaselineError
+from mathcomp_tests.verdict import of_run
 
 FORMAT_1 = Path(__file__).parent / "run_folders" / "20261126-173506-symbolic-dfbc"
 """A run folder as the suite wrote it before summary.json had a version (paths made relative)."""
@@ -58,7 +59,7 @@ def _history(folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def _verdict_line(summary: dict[str, Any]) -> bool:
-    verdict = failures.verdict(summary)
+    verdict = of_run.verdict(summary)
     return verdict.line.startswith("INCOMPLETE") and not verdict.passed
 
 
@@ -184,7 +185,7 @@ def test_record_stand_in_writes_an_incomplete_record_every_reader_reads(
     assert set(record) <= set(_documented("Keys"))
     assert (record["version"], record["run_id"], record["model"]) == (2, folder.name, "openai/tiny")
     assert (record["status"], record["incomplete_reasons"]) == ("incomplete", [REASON])
-    verdict = failures.verdict(record)
+    verdict = of_run.verdict(record)
     assert not verdict.passed and verdict.line.startswith(f"INCOMPLETE ({REASON})")
     shown = _history(folder, capsys)
     assert folder.name in shown and f"INCOMPLETE: {REASON}" in shown

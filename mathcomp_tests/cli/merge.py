@@ -79,7 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..merge import GateOptions, ShardFolderError, merge
     from ..plugin.finish import write_job_summary
-    from ..report.failures import verdict
+    from ..verdict.of_run import verdict
 
     gate = GateOptions(args.baseline, args.update_baseline, args.holm, args.fail_on, args.require_power)
     try:

@@ -39,7 +39,7 @@ def incomplete_folder(
 UNSCORED: dict[str, Any] = {
     "baseline": None, "failures": None, "power": None, "invariance": None, "reveal_after": [], "shard": None,
     "protocols": {}, "protocol_comparison": None, "narrowed": None, "generated": None, "batch": None,
-    "prompts_sent": 0, "records_dropped": [], "servers_left": [],
+    "prompts_sent": 0, "records_dropped": [], "servers_left": [], "tests_failed": [],
 }  # fmt: skip
 """What an INCOMPLETE merge's summary says of what it did not score."""
 

@@ -18,7 +18,7 @@ import pytest
 from ..records import items as records_items
 from ..records.results import RESULTS, read_records_kept
 from ..run.summary import Merged
-from ..verdict.narrowing import item_key
+from ..verdict.narrowing import item_name
 from .rebuild import FOLDERS, MergedRun
 from .shards import ShardFolder, ShardFolderError
 
@@ -55,7 +55,7 @@ class MergePlan:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Only the items the shards selected: -k, -m, --deselect and node ids as the shards were given them."""
         wanted = self.selected
-        dropped = [i for i in items if _name(i.nodeid) not in wanted]
+        dropped = [i for i in items if item_name(i.nodeid) not in wanted]
         if dropped:
             items[:] = [i for i in items if i not in dropped]
             config.hook.pytest_deselected(items=dropped)
@@ -81,11 +81,6 @@ class MergePlan:
                     "asked by the whole run"
                 )
         return reasons
-
-
-def _name(nodeid: str) -> str:
-    test, case = item_key(nodeid)
-    return test if case is None else f"{test}[{case}]"
 
 
 def merged_from(shards: Sequence[ShardFolder]) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ..report.failures import verdict
+from ..verdict.of_run import verdict
 from .state import State
 
 

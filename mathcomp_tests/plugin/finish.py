@@ -1,8 +1,9 @@
 """The session's end on the controller: results.jsonl merged, the session's facts handed to run/summary.py
 (which builds summary.json whole: whether the run is complete among them) and the summary written,
 reports/latest moved, the baseline replaced only from a complete run in which every case scored, and the
-verdict appended to $GITHUB_STEP_SUMMARY. An incomplete run never exits 0. A shard (--shard) writes shard.json
-and exits 0 when it ran everything it meant to, whatever its cases found: the merged run gates."""
+verdict appended to $GITHUB_STEP_SUMMARY. The exit status is the run's one verdict (verdict/of_run.py), as
+the report, the job summary and the merge say it: an incomplete run never exits 0, and a shard (--shard)
+writes shard.json and exits 0 when it ran everything it meant to, whatever its cases found."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from ..settings import Shard
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
 from ..verdict import power as verdict_power
+from ..verdict.narrowing import item_name
+from ..verdict.of_run import verdict
 from . import narrowing, shard_manifest
 from .session_tracker import Tracker
 from .state import State
@@ -47,6 +50,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         stopped=tracker.stopped(session),
         selected=None if tracker.selected is None else len(tracker.selected),
         reported=len(tracker.reported),
+        tests_failed=sorted({item_name(nodeid) for nodeid in tracker.failed}),
         records_dropped=list(dropped),
         narrowed=narrowing.block(session.config, run, tracker.selected),
         reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
@@ -64,17 +68,17 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     state.notes += [borrowed] if borrowed else []
     if state.summary["narrowed"]:
         state.notes.append(narrowed_note(state.summary["narrowed"]))
+    baseline_unwritten = False
     if run.settings.update_baseline is not None:
         try:
             state.notes.append(_update_baseline(state, reasons))
         except OSError as exc:  # a file or folder that cannot be replaced: said, and the rest still written
             path, why = run.settings.update_baseline, exc.strerror or exc
             state.notes.append(f"baseline not written: {path} cannot be replaced ({why}); {path} unchanged")
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # it did not do what it was asked
+            baseline_unwritten = True
     holm_failures = (state.summary.get("baseline") or {}).get("holm_failures") or []
     if holm_failures:
         state.notes.append("failed under the Holm correction: " + "; ".join(holm_failures))
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     blind = power_note(state.summary.get("power"), shard=run.settings.shard is not None)
     state.notes += [blind] if blind else []
     if run.settings.require_power and state.summary.get("power") is None:
@@ -82,10 +86,10 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
             "MathComp power: --require-power had nothing to check: no case was compared with a baseline "
             "(give --baseline or --baseline-model)"
         )
-    if (state.summary.get("power") or {}).get("not_earned"):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pass it could not earn (require_power)
-    if reasons and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # only a complete run can pass
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = verdict(state.summary).exit_status  # the one verdict: verdict/of_run.py
+    if baseline_unwritten:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # it did not do what it was asked
     if run.settings.shard is not None:
         config = session.config
         collected = shard_manifest.pytest_session(
@@ -93,8 +97,6 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         )
         shard_manifest.write(run, state.summary, collected)
         state.notes.append(shard_note(run.settings.shard, reasons))
-        if not reasons:  # a shard's cases are judged on part of the data: the merge gates, not the shard
-            session.exitstatus = pytest.ExitCode.OK
     if plan is None:
         unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
         state.notes += [unwritten] if unwritten else []

@@ -36,6 +36,8 @@ class Tracker:
         """Node ids selected after -k, -m and --deselect; None until collection ends (xdist: per worker)."""
         self.reported: set[str] = set()
         """Node ids whose outcome was reported (a call, or a setup that failed or skipped)."""
+        self.failed: set[str] = set()
+        """Node ids pytest failed or errored in any phase (a known failure under --fail-on=new is an xfail)."""
         self.signal: str | None = None
         """How the reason names the signal that stopped the session (see STOPPING)."""
         self.held: list[str] = []
@@ -53,6 +55,8 @@ class Tracker:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self.reported.add(report.nodeid)
+        if report.failed:
+            self.failed.add(report.nodeid)
 
     def stopped(self, session: pytest.Session) -> str | None:
         """Why the session ended before its end, in one sentence; None when it ran to the end."""

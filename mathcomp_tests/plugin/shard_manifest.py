@@ -20,7 +20,7 @@ from ..records import results
 from ..run import Run
 from ..scoring.baseline import sha256_of
 from ..settings import conditions
-from ..verdict.narrowing import item_key
+from ..verdict.narrowing import item_name
 from . import matrix
 
 NAME = results.SHARD_MANIFEST
@@ -78,13 +78,8 @@ def pytest_session(
     selected (``test_framing[<id>]``, sorted; None when it stopped before collection ended) and what narrowed
     them (plugin/narrowing.py's words: ``-k 'neutral'``). The merged run collects and selects the same
     (merge/session.py)."""
-    items = None if selected is None else sorted({_item(nodeid) for nodeid in selected})
+    items = None if selected is None else sorted({item_name(nodeid) for nodeid in selected})
     return {"args": list(args), "pyargs": pyargs, "items": items, "narrowed_by": list(means)}
-
-
-def _item(nodeid: str) -> str:
-    test, case = item_key(nodeid)
-    return test if case is None else f"{test}[{case}]"
 
 
 def fingerprint(shared: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from ..scoring.metrics import CASE_METRICS, percent
 from ..summary_format import COMPLETE, is_incomplete
 from ..verdict import narrowing
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
-from .failures import every_case, failed_cases, invariance_failures, verdict
+from ..verdict.of_run import every_case, failed_cases, invariance_failures, verdict
 from .incomplete import incomplete_html
 
 Case = Mapping[str, Any]
@@ -194,7 +194,7 @@ def _left_out(summary: Mapping[str, Any]) -> str:
 
 
 def title(summary: Mapping[str, Any]) -> str:
-    """The verdict box's title: failures.verdict's line, the one the terminal and the job summary say, less
+    """The verdict box's title: of_run.verdict's line, the one the terminal and the job summary say, less
     its INCOMPLETE opening where the box already says that above it (incomplete_html)."""
     if not is_incomplete(summary):
         return verdict(summary).line

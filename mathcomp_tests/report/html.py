@@ -181,7 +181,7 @@ def summary_table_html(model: str, cases: Sequence[Mapping[str, Any]]) -> str:
 
 def run_header_html(run: Mapping[str, Any]) -> str:
     """Model, revision, data, verdicts, the worst cells, invalid and error rates, usage: above the table."""
-    from .failures import every_case
+    from ..verdict.of_run import every_case
     from .pooled import rates, worst_cells
 
     usage = run.get("usage") or {}

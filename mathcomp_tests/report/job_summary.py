@@ -18,9 +18,9 @@ from typing import Any
 from ..backends.secrets import redact
 from ..scoring.changes import named, tests
 from ..scoring.metrics import percent
+from ..verdict import of_run
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
 from ..verdict.standing import KNOWN, NEW
-from . import failures
 from .headline import CEILING_NAMES, kinds
 
 ENVIRONMENT = "GITHUB_STEP_SUMMARY"
@@ -65,7 +65,7 @@ def code(text: object) -> str:
 
 def markdown(summary: Mapping[str, Any], report: str | Path | None = None) -> str:
     """The job summary of one run."""
-    verdict = failures.verdict(summary)
+    verdict = of_run.verdict(summary)
     lines = [f"## MathComp: {md(verdict.line, 1000)}", ""]
     lines.append(f"Model: {md(summary.get('model'))}" + _resolved(summary))
     rows = _rows(summary)
@@ -102,7 +102,7 @@ def _resolved(summary: Mapping[str, Any]) -> str:
 def _rows(summary: Mapping[str, Any]) -> list[list[str]]:
     """One row per failed check of a failed case: new cases first, then known, then the rest."""
     order = {NEW: 0, KNOWN: 1}
-    failed = [c for c in failures.failed_cases(summary)]
+    failed = [c for c in of_run.failed_cases(summary)]
     failed.sort(key=lambda c: order.get(str(c.get("standing")), 2))
     rows = []
     for case in failed:
@@ -127,7 +127,7 @@ def _rows(summary: Mapping[str, Any]) -> list[list[str]]:
                     "max_increase", 0
                 ):
                     rows.append([standing, name, md(f"{test} rise (Holm)"), *_rise(case, test)])
-    for test, text in failures.other_failures(summary):
+    for test, text in of_run.other_failures(summary):
         rows.append(["", md(test), "check", md(text), "", "", ""])
     return rows
 

@@ -36,6 +36,8 @@ class SessionFacts:
     """Items selected after -k, -m and --deselect; None when the session stopped before collection ended."""
     reported: int
     """Items that reported an outcome."""
+    tests_failed: list[str] = field(default_factory=list)
+    """The items pytest failed (``test_framing[<id>]``, sorted): the verdict fails on any it cannot explain."""
     records_dropped: list[str] = field(default_factory=list)
     """One note per results.jsonl line that could not be merged (cut short by a kill)."""
     narrowed: dict[str, Any] | None = None
@@ -155,6 +157,7 @@ def run_summary(
         "served_model": served_model(s, records),
         "cases_selected": facts.selected,
         "cases_reported": facts.reported,
+        "tests_failed": list(facts.tests_failed),
         "records_dropped": list(facts.records_dropped),
         "servers_left": list(facts.servers_left),
         "narrowed": facts.narrowed,

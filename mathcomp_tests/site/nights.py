@@ -11,8 +11,8 @@ from typing import Any
 
 from .. import summary_format
 from ..records import results
-from ..report import failures
 from ..report.standalone import DamagedRunError, load_record
+from ..verdict import of_run
 from ..verdict.standing import KNOWN
 
 DIFF = "diff.html"
@@ -37,15 +37,15 @@ def when(run_id: str) -> str:
     return "" if started is None else started.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def standing(summary: Mapping[str, Any], verdict: failures.Verdict) -> str:
+def standing(summary: Mapping[str, Any], verdict: of_run.Verdict) -> str:
     """INCOMPLETE; FAILED (a failure the base does not share, one with no baseline to tell, another check, a
     pass not earned); KNOWN_ONLY (every failed case fails on the base too); else PASSED."""
     if summary_format.is_incomplete(summary):
         return INCOMPLETE
-    failed = failures.failed_cases(summary)
+    failed = of_run.failed_cases(summary)
     if verdict.passed and not failed:
         return PASSED
-    if failed and not failures.other_failures(summary) and all(c.get("standing") == KNOWN for c in failed):
+    if failed and not of_run.other_failures(summary) and all(c.get("standing") == KNOWN for c in failed):
         return KNOWN_ONLY
     return FAILED
 
@@ -72,7 +72,7 @@ class Night:
 def read_night(folder: Path) -> Night:
     """The night ``folder`` records; DamagedRunError naming the file when it is not a record history reads."""
     summary = load_record(folder)
-    verdict = failures.verdict(summary)
+    verdict = of_run.verdict(summary)
     return Night(
         folder.name,
         str(summary["model"]),

@@ -1,2 +1,2 @@
-"""The verdict: every pass/fail check of the suite (checks), the case's outcome as plain data (result),
-and the message a failing case prints (explain)."""
+"""The verdict: every pass/fail check of a case (checks), the case's outcome as plain data (result), the
+message a failing case prints (explain), and the run's one verdict and exit status (of_run)."""

@@ -20,6 +20,12 @@ def item_key(nodeid: str) -> tuple[str, str | None]:
     return test, rest[:-1] if rest.endswith("]") else None
 
 
+def item_name(nodeid: str) -> str:
+    """``test_framing[<id>]``: a suite item's name wherever the suite was collected from (no path)."""
+    test, case = item_key(nodeid)
+    return test if case is None else f"{test}[{case}]"
+
+
 def case_name(test: str, condition_id: str) -> str:
     """How the verdict names an item: a gated case as the baseline does, any other as ``test[id]``."""
     return GATED[test] + condition_id if test in GATED else f"{test}[{condition_id}]"

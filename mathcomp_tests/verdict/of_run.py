@@ -1,7 +1,9 @@
-"""The run's verdict in one line, shared by the report's verdict box and the CI job summary: which cases
-failed, how many are new and how many known (the base fails them too), and whether that fails the job
-under --fail-on (recorded in summary.json's ``baseline.fail_on``). Plain dicts in; whether the run is
-complete is summary_format.is_incomplete's to say; a summary without ``failures`` had no baseline."""
+"""The run's verdict, one for every reader: pytest's exit status at the session's end (plugin/finish.py),
+`mathcomp merge`, the terminal's closing line, the report's verdict box, the CI job summary and the site.
+A pure function of summary.json: which cases failed, how many are new and how many known (the base fails
+them too), whether that fails the run under --fail-on (``baseline.fail_on``), the other gated checks, the
+tests pytest failed that the summary has no other word for, Holm, the power requirement, completeness
+(summary_format.is_incomplete), narrowing and shard-ness. A summary without ``failures`` had no baseline."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import summary_format
-from ..verdict import narrowing, power
-from ..verdict.standing import KNOWN, NEW
+from . import narrowing, power
+from .standing import KNOWN, NEW
 
 Case = Mapping[str, Any]
 
@@ -44,14 +46,25 @@ def failed_cases(summary: Mapping[str, Any]) -> list[Case]:
     ]
 
 
+SUMMARIZED = ("test_framing", "test_generated", "test_cue_invariance", "test_neutral_balance", "test_reveal_after")
+"""The suite's tests whose outcomes summary.json records case by case; a failure of any other test (such as
+test_metamorphic) is known only from ``tests_failed``."""
+
+
 def other_failures(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(check, what failed) of the run's other gated checks: cue invariance and Reveal-After."""
+    """(check, what failed) of the run's other gated checks: cue invariance, Reveal-After, and the tests pytest
+    failed whose outcome the summary records nowhere else."""
     reveal = [
         (str(r["case"]), ", ".join(map(str, r["breaches"])))
         for r in summary.get("reveal_after") or []
         if r.get("breaches")
     ]
-    return [*invariance_failures(summary), *reveal]
+    unrecorded = [
+        (str(t), "failed (pytest's outcome)")
+        for t in summary.get("tests_failed") or []
+        if str(t).partition("[")[0] not in SUMMARIZED
+    ]
+    return [*invariance_failures(summary), *reveal, *unrecorded]
 
 
 def standing_text(summary: Mapping[str, Any]) -> str:
@@ -69,6 +82,8 @@ class Verdict:
     known: int
     known_pass: bool
     """Under --fail-on=new, known failures were all there was: the job passes with them shown."""
+    exit_status: int = 1
+    """pytest's exit status for the run: 0 it passed (a shard: it ran everything it meant to), else 1."""
 
 
 def verdict(summary: Mapping[str, Any]) -> Verdict:
@@ -85,6 +100,8 @@ def verdict(summary: Mapping[str, Any]) -> Verdict:
     narrowed = narrowing.phrase(summary.get("narrowed"))
     blind = power.phrase(summary.get("power"))
     unearned = bool((summary.get("power") or {}).get("not_earned"))
+    if not (failing or others) and summary.get("tests_failed"):  # pytest failed what no record above explains
+        others = [(str(t), "failed (pytest's outcome)") for t in summary["tests_failed"]]
     if failing or others:
         line = f"FAILED: {len(failed)} of {len(cases)} cases{standing_text(summary)}"
         line += f" and {len(others)} other checks" if others else ""
@@ -105,7 +122,8 @@ def verdict(summary: Mapping[str, Any]) -> Verdict:
         line = f"INCOMPLETE{f' ({reasons})' if reasons else ''}: {said}"
     passed = not (failing or others or incomplete or unearned)
     shard = summary.get("shard")
-    if shard:  # part of a run: never PASSED on its own (docs/sharding.md)
+    if shard:  # part of a run: never PASSED on its own, and exits 0 when complete (docs/sharding.md)
         gate = f"shard {shard['index']} of {shard['count']}: merge the shards to gate"
-        return Verdict(f"{gate}; {line.replace('PASSED: ', '', 1)}", False, new, known, False)
-    return Verdict(line, passed, new, known, passed and bool(failed))
+        said = f"{gate}; {line.replace('PASSED: ', '', 1)}"
+        return Verdict(said, False, new, known, False, 1 if incomplete else 0)
+    return Verdict(line, passed, new, known, passed and bool(failed), 0 if passed else 1)
