@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records.results import RESULTS, RecordsError, read_records_kept
-from ..run import GENERATED, REVEAL_AFTER, Run
+from ..run import GENERATED, PARTNERS, REVEAL_AFTER, Run
 from ..scoring import judge
 from ..scoring.baseline import sha256_of
 from ..scoring.cue_pairs import condition_of
@@ -18,9 +18,9 @@ from .gate import Gate
 from .replay import Answers, JudgeReplies, ReplayBackend, ReplayJudge
 from .shards import MANIFEST, ShardFolder, ShardFolderError
 
-FOLDERS = ("", GENERATED, REVEAL_AFTER)
-"""Where a run folder keeps results.jsonl: test_framing's at the top, test_generated's and
-test_reveal_after's in their subfolders."""
+FOLDERS = ("", GENERATED, REVEAL_AFTER, PARTNERS)
+"""Where a run folder keeps results.jsonl: test_framing's at the top, test_generated's, test_reveal_after's
+and the neutral partners' asked beyond the selection in their subfolders."""
 
 
 def settings(shard: ShardFolder, out: Path, gate: Gate) -> Settings:

@@ -316,7 +316,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.session.shouldstop = str(call.excinfo.value)  # the run ends here, not case after case
         report.longrepr = str(call.excinfo.value)
     summary = case_summary(report)
-    known_failures.known_as_xfail(item.config, report, summary or case_summary(report, GENERATED_PROPERTY))
+    state = item.config.stash.get(_STATE, None)
+    fail_on = state.run.settings.fail_on if state is not None else "any"
+    known_failures.known_as_xfail(fail_on, report, summary or case_summary(report, GENERATED_PROPERTY))
     if summary is None or report.when != "call":
         return
     from pytest_html import extras

@@ -20,7 +20,7 @@ from ..merge.session import plan_of
 from ..printable import printable
 from ..records import items as records
 from ..records import results
-from ..run import GENERATED, REVEAL_AFTER
+from ..run import GENERATED, PARTNERS, REVEAL_AFTER
 from ..scoring.thresholds import BASE_FROM
 from ..settings import Shard
 from ..verdict import completeness
@@ -39,7 +39,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     run.close()
     merged = results.merge_parts(run.run_dir, records.record_key)
     dropped = merged.notes
-    for sub in (GENERATED, REVEAL_AFTER):
+    for sub in (GENERATED, REVEAL_AFTER, PARTNERS):
         if (run.run_dir / sub).is_dir():
             dropped += results.merge_parts(run.run_dir / sub, records.record_key).notes
     state.notes += dropped

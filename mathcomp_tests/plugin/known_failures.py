@@ -20,11 +20,12 @@ from ..verdict.result import CaseResult
 from ..verdict.standing import KNOWN, NEW, known_reason
 
 
-def known_as_xfail(config: pytest.Config, report: pytest.TestReport, case: Mapping[str, Any] | None) -> None:
-    """Turn a failed case's report into an xfail when --fail-on=new and the case is known."""
+def known_as_xfail(fail_on: str, report: pytest.TestReport, case: Mapping[str, Any] | None) -> None:
+    """Turn a failed case's report into an xfail when the run's --fail-on is new and the case is known (the
+    run's setting, not the command line's: a merged run takes it from its shards)."""
     if case is None or report.when != "call" or not report.failed:
         return
-    if config.getoption("fail_on", "any") == NEW and case.get("standing") == KNOWN:
+    if fail_on == NEW and case.get("standing") == KNOWN:
         report.outcome = "skipped"
         report.wasxfail = known_reason(case)
 

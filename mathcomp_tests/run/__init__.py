@@ -6,7 +6,7 @@ verdict, the records) and nothing below imports it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,9 @@ GENERATED = baseline.GENERATED_DIR
 """The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
 REVEAL_AFTER = "reveal-after"
 """The run folder's subfolder for test_reveal_after's results.jsonl."""
+PARTNERS = "partners"
+"""The run folder's subfolder for the answers of neutral partners asked beyond the selected cases (by a
+project's own check, or the toward-cue test of a run narrowed past its neutral case)."""
 
 
 class Run:
@@ -90,12 +93,11 @@ class Run:
         self._asked: dict[tuple[Condition, bool], list[Prompt]] = {}
         """Prompts of cases asked ahead, by (condition, generated): built once, taken when the case runs."""
         self._judge: judge.Judge | None = None
-        self._writer: ResultsWriter | None = None
+        self._writers: dict[str, ResultsWriter] = {}
+        """results.jsonl's writer of each subfolder of the run folder written so far ("" the top)."""
         self._generated: list[Scenario] | None = None
         self._generated_all: list[Scenario] = []  # test_generated's whole draw; a shard asks its part
         self._generated_fits = False
-        self._generated_writer: ResultsWriter | None = None
-        self._reveal_writer: ResultsWriter | None = None
 
     def check_folders(self) -> None:
         """Every folder this run will write in takes files (FolderError names the one that does not):
@@ -284,9 +286,7 @@ class Run:
             result = self.comparator.compare(
                 result, asked, self.decoding(condition), case_id, self._neutral_for(condition, generated=True)
             )
-        if self._generated_writer is None:
-            self._generated_writer = ResultsWriter(self.run_dir / GENERATED, self.worker)
-        self._generated_writer.write(self._records(result))
+        self._write(GENERATED, self._records(result))
         return result
 
     def reveal_after_conditions(self) -> list[Condition]:
@@ -301,9 +301,7 @@ class Run:
 
         case = "reveal-after-" + condition.id.removeprefix("neutral-")
         got = reveal_after.ask(self.prompts_for(condition), self.backend, self.decoding(condition), self.kit)
-        if self._reveal_writer is None:
-            self._reveal_writer = ResultsWriter(self.run_dir / REVEAL_AFTER, self.worker)
-        self._reveal_writer.write(reveal_after.record(a, case, self.run_id) for a in got)
+        self._write(REVEAL_AFTER, (reveal_after.record(a, case, self.run_id) for a in got))
         summary = reveal_after.summarise(got)
         ceilings = self.thresholds.for_case(self.spec, condition.framing)
         breaches = checks.reveal_after_breaches({**summary, "items": len(got)}, ceilings, self.settings.max_error_rate)
@@ -344,9 +342,7 @@ class Run:
             result = self.comparator.compare(
                 result, prompts_, self.decoding(condition), neutral=self._neutral_for(condition)
             )
-        if self._writer is None:
-            self._writer = ResultsWriter(self.run_dir, self.worker)
-        self._writer.write(self._records(result))
+        self._write("", self._records(result))
         return result
 
     def _neutral_for(self, condition: Condition, generated: bool = False) -> Neutral | None:
@@ -368,8 +364,8 @@ class Run:
 
     def neutral_scores(self, condition: Condition, generated: bool = False) -> metrics.Scores:
         """The scores of ``condition``'s neutral partner (same everything, framing neutral) on the same
-        scenarios: the neutral case's own when it ran in this process, else asked through the cache
-        (no results are written for it)."""
+        scenarios: the neutral case's own when it ran in this process, else asked through the cache (its
+        answers recorded in the run folder's partners/: a merge answers it from them)."""
         return self.neutral_result(condition, generated).scores
 
     def neutral_result(self, condition: Condition, generated: bool = False) -> CaseResult:
@@ -378,7 +374,7 @@ class Run:
         chosen = self.generated if generated else self.scenarios
         key = (neutral, tuple(s.id for s in chosen))
         if key not in self._neutral:
-            self._ask(neutral, self.prompts_for(neutral, chosen))
+            self._write(PARTNERS, self._records(self._ask(neutral, self.prompts_for(neutral, chosen))))
         return self._neutral[key]
 
     def close(self) -> None:
@@ -391,7 +387,12 @@ class Run:
             self._judge = None
         if self.comparator is not None:
             self.comparator.close()
-        for writer in (self._writer, self._generated_writer, self._reveal_writer):
-            if writer is not None:
-                writer.close()
-        self._writer = self._generated_writer = self._reveal_writer = None
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
+
+    def _write(self, folder: str, records: Iterable[dict[str, Any]]) -> None:
+        """Append ``records`` to results.jsonl of the run folder's ``folder`` ("" the top)."""
+        if folder not in self._writers:
+            self._writers[folder] = ResultsWriter(self.run_dir / folder if folder else self.run_dir, self.worker)
+        self._writers[folder].write(records)
