@@ -191,6 +191,27 @@ class Settings:
     """--shard (or the scheduler's array index): this process runs one shard of the selection's scenarios."""
 
 
+
+ANSWER_FIELDS = (
+    "model", "prompt_set", "framings", "positions", "identities", "identity_on", "formats", "option_orders",
+    "protocols", "limit", "dataset", "dataset_policy", "temperature", "samples", "max_new_tokens",
+    "chat_template", "judge_model", "generated", "hypothesis_seed", "max_error_rate", "paired_test",
+    "metamorphic", "invariance", "reveal_after",
+)  # fmt: skip
+"""The Settings that change a prompt, an answer or a score: every shard of one run shares them (shard.json's
+options), and a merge rebuilds the whole run from them (merge/rebuild.py). The one list: both derive from it."""
+GATE_FIELDS = ("baseline", "baseline_model", "holm", "require_power", "fail_on")
+"""The Settings that change a verdict, not an answer: the shards record them, and the merged run takes them
+unless it is given its own (merge/gate.py)."""
+PLACE_FIELDS = (
+    "backend", "thresholds", "identities_file", "dataset_cache", "cache_path", "reports_dir", "update_baseline",
+    "shard",
+)  # fmt: skip
+"""The Settings that say where a run reads and writes and how it reaches its model: shard.json keeps the
+digests of the files among them whose content decides (thresholds, identities) and the backend options that
+change answers (scoring, model revision), not the paths."""
+
+
 def select(
     given: str | None, known: tuple[str, ...], what: str, default: tuple[str, ...], option: str = ""
 ) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from ..run import GENERATED, PARTNERS, REVEAL_AFTER, Run
 from ..scoring import judge
 from ..scoring.baseline import sha256_of
 from ..scoring.cue_pairs import condition_of
-from ..settings import BackendOptions, Settings
+from ..settings import ANSWER_FIELDS, BackendOptions, Settings
 from ..types import Decoding
 from .gate import Gate
 from .replay import Answers, JudgeReplies, ReplayBackend, ReplayJudge
@@ -38,13 +38,8 @@ def settings(shard: ShardFolder, out: Path, gate: Gate) -> Settings:
             f"{shard.path}: the shards ran with --identities-file, whose path {MANIFEST} does not keep; "
             "the merge cannot rebuild their prompts"
         )
-    tuples = ("framings", "positions", "identities", "identity_on", "formats", "option_orders", "protocols")
-    plain = (
-        "model", "limit", "dataset", "dataset_policy", "temperature", "samples", "max_new_tokens", "chat_template",
-        "judge_model", "generated", "hypothesis_seed", "max_error_rate", "metamorphic", "invariance",
-        "reveal_after", "prompt_set", "paired_test",
-    )  # fmt: skip
-    given: dict[str, Any] = {**{k: tuple(o[k]) for k in tuples}, **{k: o[k] for k in plain}}
+    plain = Settings()
+    given: dict[str, Any] = {k: tuple(o[k]) if isinstance(getattr(plain, k), tuple) else o[k] for k in ANSWER_FIELDS}
     return Settings(
         **given,
         backend=BackendOptions(

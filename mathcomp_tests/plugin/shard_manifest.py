@@ -19,20 +19,12 @@ from .. import __version__
 from ..records import results
 from ..run import Run
 from ..scoring.baseline import sha256_of
-from ..settings import conditions
+from ..settings import ANSWER_FIELDS, GATE_FIELDS, conditions
 from ..verdict.narrowing import item_name
 from . import matrix
 
 NAME = results.SHARD_MANIFEST
 MANIFEST_VERSION = results.SHARD_MANIFEST_VERSION
-ANSWER_OPTIONS = (
-    "model", "prompt_set", "framings", "positions", "identities", "identity_on", "formats", "option_orders",
-    "protocols", "limit", "dataset", "dataset_policy", "temperature", "samples", "max_new_tokens",
-    "chat_template", "judge_model", "generated", "hypothesis_seed", "max_error_rate", "baseline",
-    "baseline_model", "paired_test", "holm", "require_power", "fail_on", "metamorphic", "invariance",
-    "reveal_after",
-)  # fmt: skip
-"""The settings that change an answer, a score or a verdict: two shards of one run agree on all of them."""
 
 
 def _plain(value: object) -> object:
@@ -44,7 +36,7 @@ def _plain(value: object) -> object:
 def options(run: Run) -> dict[str, Any]:
     """The answer-changing options as plain JSON, with the digests of the files whose content decides."""
     s = run.settings
-    out = {name: _plain(getattr(s, name)) for name in ANSWER_OPTIONS}
+    out = {name: _plain(getattr(s, name)) for name in (*ANSWER_FIELDS, *GATE_FIELDS)}
     out["prompt_set"] = run.prompt_set.name
     out["model_revision"] = s.backend.model_revision
     out["scoring"] = s.backend.scoring
