@@ -4,9 +4,12 @@ the baseline model asked in the same run, and generated cases drawn alike."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from helpers.suite_runner import run_suite
+from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests.scoring import baseline
 
@@ -210,3 +213,23 @@ def test_a_failing_generated_case_prints_its_explanation_not_a_traceback(tmp_pat
     (case,) = run.summary["generated_cases"]
     assert case["case"] == "generated:direct-more-begin-std-one-word" and not case["passed"]
     assert (run.summary["cases_run"], run.summary["cases_failed"]) == (1, 1)
+
+
+def test_a_baseline_folder_cut_at_a_lines_end_is_refused_as_diff_refuses_it(tmp_path: Path) -> None:
+    """One run-folder reader (run_folder.py): a results.jsonl missing its last record was accepted by
+    --baseline (compared on the items left) and refused by `mathcomp diff`; both now name the case."""
+    selection = ("--model=symbolic", "--limit=4", "--framings=neutral", "--positions=end")
+    base = run_suite(tmp_path / "base", *selection)
+    assert base.returncode == 0, base.output[-1500:]
+    cut = tmp_path / "cut-base"
+    shutil.copytree(base.run_dir, cut)
+    lines = (cut / "results.jsonl").read_text().splitlines(keepends=True)
+    (cut / "results.jsonl").write_text("".join(lines[:-1]))
+    refused = run_suite(tmp_path / "run", *selection, f"--baseline={cut}")
+    said = "case neutral-end-std-one-word answered 3 of the 4 scenarios its summary.json lists"
+    assert refused.returncode == 4 and said in refused.output, refused.output[-1500:]
+    diff = subprocess.run(
+        [sys.executable, "-m", "mathcomp_tests", "diff", str(cut), str(base.run_dir)],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )  # fmt: skip
+    assert diff.returncode == 1 and said in diff.stderr, diff.stderr  # damaged input, as diff exits for it

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mathcomp_tests"
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "types", "paths", "suite_selection", "rootdir", "tomltext", "printable", "finite", "userfile", "owncheck",
-        "listing", "summary_format",
+        "listing", "summary_format", "run_folder",
     ),  # fmt: skip
     ("settings",),
     ("data", "reading"),

@@ -205,7 +205,7 @@ def test_a_damaged_run_folder_is_one_line_and_exit_1(
     code, out, err = call(capsys, "plan", "--base", str(damaged))
     assert code == 1 and out == ""
     (line,) = err.strip().splitlines()
-    assert line.startswith(f"error: {damaged / 'results.jsonl'}:61: not a result line")
+    assert line.startswith(f"error: baseline {damaged / 'results.jsonl'}: line 61 is not a JSON record")
 
 
 def test_a_runs_summary_json_stands_for_its_folder(base_run: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,17 +86,14 @@ def base(path: Path, dataset: Dataset) -> Base:
 
 
 def _run_golds(run_dir: Path) -> dict[str, str]:
-    golds: dict[str, str] = {}
-    path = run_dir / "results.jsonl"
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            golds[str(record["scenario"])] = str(record["gold"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise PlanError(f"{path}:{number}: not a result line ({exc})") from exc
-    return golds
+    """The gold of each scenario a run folder answered, from its results.jsonl read strictly (run_folder.py)."""
+    from .. import run_folder
+
+    try:
+        found = run_folder.read(run_dir / run_folder.RESULTS, strict=True, needed=("scenario", "gold"))
+    except run_folder.RunFolderError as exc:
+        raise PlanError(str(exc)) from exc
+    return {str(r["scenario"]): str(r["gold"]) for r in found.records}
 
 
 def limits(args: argparse.Namespace, base: Base | None, framings: set[str]) -> dict[str, dict[str, float]]:

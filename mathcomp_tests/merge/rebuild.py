@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..records.results import RESULTS, RecordsError, read_records_kept
+from .. import run_folder
 from ..run import GENERATED, PARTNERS, REVEAL_AFTER, Run
 from ..scoring import judge
 from ..scoring.baseline import sha256_of
@@ -63,16 +63,16 @@ def shard_records(shards: list[ShardFolder]) -> dict[str, list[dict[str, Any]]]:
         for folder in FOLDERS:
             where = shard.path / folder if folder else shard.path
             try:
-                records, _ = read_records_kept(where, RESULTS)
-            except RecordsError as exc:
+                records = run_folder.read(where / run_folder.RESULTS, strict=True).records
+            except run_folder.RunFolderError as exc:
                 raise ShardFolderError(f"{shard.name}: {exc}") from exc
             for n, record in enumerate(records, 1):
                 if not isinstance(record.get("scenario"), str) or not (
                     isinstance(record.get("prompt"), str) or isinstance(record.get("turns"), list)
                 ):
                     raise ShardFolderError(
-                        f"{where / RESULTS}: record {n} has no 'scenario' (a string) or no 'prompt' or 'turns'; "
-                        "expected the records a shard writes"
+                        f"{where / run_folder.RESULTS}: record {n} has no 'scenario' (a string) or no 'prompt' or "
+                        "'turns'; expected the records a shard writes"
                     )
             out[folder] += records
     return out

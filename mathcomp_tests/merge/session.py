@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from .. import run_folder
 from ..records import items as records_items
-from ..records.results import RESULTS, read_records_kept
 from ..run.summary import Merged
 from ..verdict.narrowing import item_name
 from .rebuild import FOLDERS, MergedRun
@@ -73,7 +73,7 @@ class MergePlan:
         reasons = []
         for folder in FOLDERS:
             where = self.run.run_dir / folder if folder else self.run.run_dir
-            written = len(read_records_kept(where, RESULTS)[0]) if (where / RESULTS).is_file() else 0
+            written = len(run_folder.read(where / run_folder.RESULTS, strict=True).records)
             theirs = len(self.kept[folder])
             if written != theirs:
                 reasons.append(

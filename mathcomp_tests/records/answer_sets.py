@@ -8,12 +8,12 @@ writing it) is damaged here, not trimmed, since a dropped answer would look like
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import summary_format
+from .. import run_folder, summary_format
 from ..paths import shipped
 from ..scoring import baseline as baseline_file
 from ..scoring.baseline_format import GENERATED_DIR, GENERATED_PREFIX, Draw, sha256_of
@@ -23,8 +23,6 @@ from . import results
 RUN_FOLDER = "run folder"
 BASELINE_FILE = "baseline file"
 LETTERS_ONLY = "the baseline file keeps answers as letters: no prompt or answer text for it"
-NEEDED = ("case", "scenario", "gold", "status", "label")
-"""What every results.jsonl line must carry to be compared."""
 
 
 class SourceError(ValueError):
@@ -71,7 +69,7 @@ def load(path: Path, name: str | None = None) -> AnswerSet:
 
 def from_run_folder(run_dir: Path, name: str | None = None) -> AnswerSet:
     summary = _summary(run_dir)
-    records = read_strict(run_dir / results.RESULTS)
+    records = read_strict(run_dir / results.RESULTS, summary.get("scenario_ids"))
     generated = run_dir / GENERATED_DIR / results.RESULTS
     extra = read_strict(generated) if generated.is_file() and summary.get("generated") else []
     return from_records(run_dir, summary, records, extra, name)
@@ -173,24 +171,18 @@ def _summary(run_dir: Path) -> dict[str, Any]:
         raise DamagedError(str(exc)) from exc
 
 
-def read_strict(path: Path) -> list[dict[str, Any]]:
-    """Every record of a results.jsonl; DamagedError naming the first line that is not a whole record (a
-    diff of a run cut short would compare less than its cases, so a cut last line is damage here too)."""
+def read_strict(path: Path, scenario_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every record of a results.jsonl, read strictly (run_folder.py): DamagedError naming the first line
+    that is not a whole result record, or a case that answered other scenarios than ``scenario_ids`` (a
+    diff of a run cut short would compare less than its cases)."""
     if not path.is_file():
         raise SourceError(f"{path.parent}: not a finished run folder (no {path.name})")
-    expected = "expected one result record per line"
     try:
-        found, cut = results.read_records_kept(path.parent, path.name)
-    except results.RecordsError as exc:
-        raise DamagedError(f"{exc}; {expected}") from exc
-    except OSError as exc:
-        raise DamagedError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
-    if cut is not None:
-        raise DamagedError(f"{cut.partition(';')[0]}; {expected}")
-    for number, record in enumerate(found, 1):
-        missing = [k for k in NEEDED if k not in record]
-        if missing:
-            raise DamagedError(f"{path}: record {number} is not a result record (no {', '.join(missing)})")
+        found = run_folder.read(path, strict=True, needed=run_folder.ANSWER_KEYS).records
+        if scenario_ids is not None:
+            run_folder.check_covered(path, found, scenario_ids)
+    except run_folder.RunFolderError as exc:
+        raise DamagedError(f"{exc}; expected one result record per line") from exc
     return found
 
 

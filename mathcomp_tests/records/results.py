@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import summary_format
+from .. import run_folder, summary_format
 from ..finite import json_safe
 
-RESULTS = "results.jsonl"
+RESULTS = run_folder.RESULTS
 SUMMARY = summary_format.NAME
 REPORT = "report.html"
 SHARD_MANIFEST = "shard.json"
@@ -161,31 +161,12 @@ def read_records(run_dir: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-class RecordsError(ValueError):
-    """A line of results.jsonl that is not a record (other than a last line cut short); names the line."""
+RecordsError = run_folder.RunFolderError
+"""A line of results.jsonl that is not a record (other than a last line cut short); names the line."""
 
 
 def read_records_kept(run_dir: Path, name: str = RESULTS) -> tuple[list[dict[str, Any]], str | None]:
-    """results.jsonl (or ``name``) of a run that may have been killed while writing it.
-
-    A last line without its newline that does not parse is dropped, and the note returned says so; any
-    other line that is not a JSON object raises RecordsError naming it.
-    """
-    path = run_dir / name
-    if not path.exists():
-        return [], None
-    lines = path.read_bytes().split(b"\n")
-    records: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            if number == len(lines):
-                return records, _cut_short(path, number, len(records))
-            raise RecordsError(f"{path}: line {number} is not a JSON record ({exc})") from exc
-        if not isinstance(record, dict):
-            raise RecordsError(f"{path}: line {number} is not a JSON record (a {type(record).__name__})")
-        records.append(record)
-    return records, None
+    """results.jsonl (or ``name``) of a run that may have been killed while writing it: run_folder.read,
+    lenient (a cut last line dropped, with the note returned; any other damage raises RecordsError)."""
+    found = run_folder.read(run_dir / name, strict=False)
+    return found.records, found.note

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import summary_format
+from .. import run_folder, summary_format
 from .baseline_fit import Baseline
 from .baseline_format import (
     GENERATED_DIR,
@@ -186,7 +185,8 @@ def from_run_dir(run_dir: Path) -> Baseline:
     """The baseline a finished run folder makes (its scenarios in the order of its summary)."""
     try:
         summary = summary_format.load(run_dir)
-        lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+        if not (run_dir / run_folder.RESULTS).is_file():
+            raise FileNotFoundError(2, "no such file", str(run_dir / run_folder.RESULTS))
     except summary_format.MissingSummary as exc:
         raise BaselineError(f"baseline {exc}") from exc
     except summary_format.SummaryError as exc:
@@ -202,13 +202,11 @@ def from_run_dir(run_dir: Path) -> Baseline:
             f"baseline {run_dir}: an incomplete run ({'; '.join(summary_format.incomplete_reasons(summary))}"
             "); use a complete run's folder or a baseline file"
         )
-    cases, probs = _outcomes(run_dir / "results.jsonl", lines)
+    cases, probs = _outcomes(run_dir / run_folder.RESULTS, summary.get("scenario_ids"))
     generated = _summary_draw(summary.get("generated"))
-    generated_results = run_dir / GENERATED_DIR / "results.jsonl"
+    generated_results = run_dir / GENERATED_DIR / run_folder.RESULTS
     if generated is not None and generated_results.is_file():
-        found, found_probs = _outcomes(
-            generated_results, generated_results.read_text(encoding="utf-8").splitlines()
-        )
+        found, found_probs = _outcomes(generated_results, generated.scenarios)
         cases.update({GENERATED_PREFIX + case: answers for case, answers in found.items()})
         probs.update({GENERATED_PREFIX + case: p for case, p in found_probs.items()})
     dataset = summary.get("dataset", {})
@@ -230,16 +228,22 @@ def from_run_dir(run_dir: Path) -> Baseline:
 
 
 def _outcomes(
-    path: Path, lines: list[str]
+    path: Path, scenario_ids: Sequence[str] | None
 ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, dict[str, float]]]]:
-    """(case id -> scenario id -> outcome, case id -> scenario id -> label probabilities), from the lines of
-    a results.jsonl; a case keeps probabilities only when every item that was answered has them."""
+    """(case id -> scenario id -> outcome, case id -> scenario id -> label probabilities), from a results.jsonl
+    read strictly (run_folder.py: each case over every one of ``scenario_ids``, when the summary lists them);
+    a case keeps probabilities only when every item that was answered has them."""
+    try:
+        records = run_folder.read(path, strict=True, needed=run_folder.ANSWER_KEYS).records
+        if scenario_ids is not None:
+            run_folder.check_covered(path, records, scenario_ids)
+    except run_folder.RunFolderError as exc:
+        raise BaselineError(f"baseline {exc}") from exc
     cases: dict[str, dict[str, str]] = {}
     probs: dict[str, dict[str, dict[str, float]]] = {}
     unscored: set[str] = set()
-    for number, line in enumerate(lines, start=1):
+    for number, record in enumerate(records, start=1):
         try:
-            record = json.loads(line)
             case, scenario = record["case"], str(record["scenario"])
             cases.setdefault(case, {})[scenario] = outcome(record)
             found = record.get("probs")
