@@ -64,14 +64,15 @@ def merge(
         check_same_model(checked.shards)
     kept = shard_records(checked.shards)
     with built_beside(out) as building:
+        whole = _run(checked.shards[0], building, name, resolve(gate, checked.shards[0], say), kept)
+        plan = MergePlan(whole, checked.shards, kept, out, checked.reasons)
         if checked.reasons:
-            summary, status = incomplete_folder(building, name, checked.shards, kept, checked.reasons, say), 1
+            summary, status = incomplete_folder(plan, say), 1
             if gate.update_baseline is not None:
                 say(f"baseline not written: the merge is INCOMPLETE; {gate.update_baseline} unchanged")
         else:
-            whole = _run(checked.shards[0], building, name, resolve(gate, checked.shards[0], say), kept)
             check_dataset(checked.shards, whole.dataset.path)
-            status = run_suite(MergePlan(whole, checked.shards, kept, out), say)
+            status = run_suite(plan, say)
             summary = summary_format.load(building)
         swap_in(building, out)
     return Outcome(summary, status)

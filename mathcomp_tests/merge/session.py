@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,8 @@ class MergePlan:
     """The shards' records, by the subfolder of the run folder they are kept in."""
     out: Path
     """Where the merged folder will be once it is swapped in (it is built beside it: ``run.run_dir``)."""
+    unmerged: list[str] = field(default_factory=list)
+    """Why the shards do not make one whole run (merge/shards.py); none when they do."""
 
     @property
     def selected(self) -> frozenset[str]:
@@ -67,6 +69,7 @@ class MergePlan:
             model_identity=self.shards[0].summary.get("model_identity"),
             asked=asked(self.shards),
             unasked=self._unasked(),
+            unmerged=list(self.unmerged),
         )
 
     def _unasked(self) -> list[str]:

@@ -15,6 +15,7 @@ from ..backends.batch.protocol import BatchError
 from ..backends.cache.file import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
+from ..merge.replay import NoAnswer
 from ..merge.session import plan_of
 from ..printable import printable
 from ..prompts import PromptConfigError
@@ -315,6 +316,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.excinfo is not None and isinstance(call.excinfo.value, (ServerGoneError, BatchError)):
         item.session.shouldstop = str(call.excinfo.value)  # the run ends here, not case after case
         report.longrepr = str(call.excinfo.value)
+    elif call.excinfo is not None and isinstance(call.excinfo.value, NoAnswer):
+        report.longrepr = str(call.excinfo.value)  # a merged run's prompt no shard answered: one line
     summary = case_summary(report)
     state = item.config.stash.get(_STATE, None)
     fail_on = state.run.settings.fail_on if state is not None else "any"

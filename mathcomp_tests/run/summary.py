@@ -64,6 +64,9 @@ class Merged:
     the replay sends nothing, and answers a prompt two protocols share with one record."""
     unasked: list[str]
     """One reason per folder of records the shards kept that the whole run did not ask: incomplete."""
+    unmerged: list[str] = field(default_factory=list)
+    """Why the shards do not make one whole run (one missing, doubled, foreign or incomplete): then no case
+    ran, and these are the run's only reasons."""
 
 
 def _header(run_id: str, model: str, reasons: list[str]) -> dict[str, Any]:
@@ -100,8 +103,11 @@ def run_summary(
         generated_cases = [as_asked(c, merged.asked) for c in generated_cases]
     every = [*cases, *generated_cases]
     records = read_records(run.run_dir) if records is None else records
-    reasons = incomplete_reasons(facts.stopped, facts.selected, facts.reported, every)
-    reasons += merged.unasked if merged is not None else []
+    if merged is not None and merged.unmerged:
+        reasons = list(merged.unmerged)
+    else:
+        reasons = incomplete_reasons(facts.stopped, facts.selected, facts.reported, every)
+        reasons += merged.unasked if merged is not None else []
     identity = merged.model_identity if merged is not None else model_identity(run.spec, _weights(run, cases))
     return {
         **_header(run.run_id, s.model, reasons),
