@@ -1,4 +1,5 @@
-"""summary.json as a file: its version, how a reader loads one, and whether it says its run is incomplete.
+"""summary.json as a file: its version, how it is written (atomically, no NaN) and how a reader loads one, and
+whether it says its run is incomplete.
 
 run/summary.py builds every summary.json (a run's, and the stand-in of a run that wrote none); this
 module is what every reader shares, so that no reader reads the version or the completeness keys on its
@@ -10,9 +11,12 @@ docs/results.md ("summary.json, key by key") is the schema.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from .finite import json_safe
 
 NAME = "summary.json"
 VERSION = 2
@@ -45,6 +49,17 @@ def version(summary: Mapping[str, Any], path: Path | str) -> int:
             "upgrade mathcomp-tests to read it"
         )
     return found
+
+
+def write(run_dir: Path, summary: Mapping[str, Any]) -> Path:
+    """summary.json in ``run_dir``, replaced atomically. JSON has no NaN: a number nothing could compute is
+    written as null, never as NaN."""
+    path = run_dir / NAME
+    tmp = path.with_suffix(".tmp")
+    text = json.dumps(json_safe(summary), indent=2, ensure_ascii=False, allow_nan=False)
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def load(run_dir: Path) -> dict[str, Any]:

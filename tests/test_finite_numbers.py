@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import IN_PROCESS, run_suite
 
-from mathcomp_tests.records.results import write_summary
+from mathcomp_tests.summary_format import write as write_summary
 
 ONE_CASE = ("--limit=2", "--framings=neutral", "--positions=end")
 

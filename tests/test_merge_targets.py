@@ -83,15 +83,15 @@ def test_a_merge_stopped_midway_leaves_nothing_at_out(
     shards: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The stop is a patched summary writer (a fake: a Ctrl-C right after the merged run wrote summary.json)."""
-    from mathcomp_tests.records import results
+    from mathcomp_tests import summary_format
 
-    written = results.write_summary
+    written = summary_format.write
 
     def interrupted(*args: object) -> None:
         written(*args)  # type: ignore[arg-type]
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(results, "write_summary", interrupted)
+    monkeypatch.setattr(summary_format, "write", interrupted)
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     out = tmp_path / "merged"
     with pytest.raises(KeyboardInterrupt):

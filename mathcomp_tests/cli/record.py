@@ -83,6 +83,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _stand_in(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .. import summary_format
     from ..records import results
     from ..run.summary import STAND_IN_REASON, stand_in
 
@@ -96,7 +97,7 @@ def _stand_in(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except OSError as exc:
         return fail(f"cannot write a record in {args.record_dir}: {exc.strerror or exc}")
     try:
-        path = results.write_summary(folder, stand_in(run_id, args.model, reason))
+        path = summary_format.write(folder, stand_in(run_id, args.model, reason))
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)
         return fail(f"cannot write {folder / results.SUMMARY}: {exc.strerror or exc}")

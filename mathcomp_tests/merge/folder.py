@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..records.results import REPORT, RESULTS, write_summary
+from .. import summary_format
+from ..records.results import REPORT, RESULTS
 from ..run.summary import SessionFacts, run_summary
 from .session import MergePlan
 
@@ -29,7 +30,7 @@ def incomplete_folder(plan: MergePlan, say: Callable[[str], None]) -> dict[str, 
             _write_lines(target / RESULTS, records)
     facts = SessionFacts(stopped=None, selected=None, reported=0, merged=plan.facts())
     summary = run_summary(plan.run, facts, [], [], records=[])
-    write_summary(out, summary)
+    summary_format.write(out, summary)
     report(out, summary, say)
     return summary
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .. import userfile
+from .. import summary_format, userfile
 from ..listing import few
 from ..merge.session import plan_of
 from ..printable import printable
@@ -61,7 +61,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     state.records = merged.records
     state.summary = run_summary(run, facts, state.cases, state.generated_cases, state.records)
     reasons: list[str] = state.summary["incomplete_reasons"]
-    results.write_summary(run.run_dir, state.summary)
+    summary_format.write(run.run_dir, state.summary)
     if plan is None:
         results.point_latest(run.settings.reports_dir, run.run_dir)
     borrowed = _borrowed_ceilings(state)

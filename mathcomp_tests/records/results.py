@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import run_folder, summary_format
-from ..finite import json_safe
 
 RESULTS = run_folder.RESULTS
 SUMMARY = summary_format.NAME
@@ -132,16 +131,6 @@ def _cut_short(path: Path, number: int, kept: int) -> str:
         f"{path}: line {number} is cut short (the run was stopped while writing it); "
         f"dropped, the {kept} records before it kept"
     )
-
-
-def write_summary(run_dir: Path, summary: Mapping[str, Any]) -> Path:
-    path = run_dir / SUMMARY
-    tmp = path.with_suffix(".tmp")
-    # JSON has no NaN: a number nothing could compute is written as null, never as NaN.
-    text = json.dumps(json_safe(summary), indent=2, ensure_ascii=False, allow_nan=False)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
 
 
 def point_latest(reports_dir: Path, run_dir: Path) -> None:

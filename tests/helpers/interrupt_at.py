@@ -2,7 +2,7 @@
 signals itself at named points of its end, from inside the step, as a user's Ctrl-C landing right there would.
 
 ``MATHCOMP_TESTS_INTERRUPT_AT`` lists the points, comma-separated (one signal each, in order):
-- ``summary``: inside the summary.json write (records.results.write_summary), before a byte is written;
+- ``summary``: inside the summary.json write (summary_format.write), before a byte is written;
 - ``latest``: inside the move of reports/latest (records.results.point_latest);
 - ``baseline``: inside the --update-baseline write (scoring.baseline.write);
 - ``report``: while pytest-html builds report.html (its results-summary hook);
@@ -23,7 +23,7 @@ import pytest
 POINTS = "MATHCOMP_TESTS_INTERRUPT_AT"
 SIGNAL = "MATHCOMP_TESTS_INTERRUPT_SIGNAL"
 PATCHED = {
-    "summary": ("mathcomp_tests.records.results", "write_summary"),
+    "summary": ("mathcomp_tests.summary_format", "write"),
     "latest": ("mathcomp_tests.records.results", "point_latest"),
     "baseline": ("mathcomp_tests.scoring.baseline", "write"),
 }
