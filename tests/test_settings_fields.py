@@ -1,7 +1,7 @@
 """Every setting is placed once: it changes answers (every shard shares it; the merge rebuilds it), the gate
 (the merge takes it from the shards), or only where the run reads, writes and reaches its model. A new
 setting fails here until it is placed, so that shard.json and the merge cannot forget it. (The answer-changing
-options were listed three times, in shard_manifest, merge/rebuild and the options, with nothing tying them.)"""
+options were listed three times, in plugin/shard_manifest, merge/rebuild and the options, with nothing tying them.)"""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from pathlib import Path
 
 from helpers.suite_runner import REPO
 
-from mathcomp_tests.merge import rebuild
+from mathcomp_tests.merge import rebuild, shard_format
 from mathcomp_tests.merge.gate import Gate
 from mathcomp_tests.merge.shards import ShardFolder
-from mathcomp_tests.plugin import shard_manifest
 from mathcomp_tests.run import Run
 from mathcomp_tests.settings import ANSWER_FIELDS, GATE_FIELDS, PLACE_FIELDS, Settings
 
@@ -35,7 +34,7 @@ def test_the_merge_rebuilds_every_answer_setting_a_shard_records(tmp_path: Path)
         paired_test="bootstrap", invariance=True, reveal_after=True, dataset_cache=tmp_path,
         thresholds=REPO / "thresholds.toml",
     )  # fmt: skip
-    options = json.loads(json.dumps(shard_manifest.options(Run(ran, "20261128-000000-symbolic-0000"))))
+    options = json.loads(json.dumps(shard_format.options(Run(ran, "20261128-000000-symbolic-0000"))))
     shard = ShardFolder(tmp_path, {"selection": {"options": options}}, {"thresholds": str(ran.thresholds)})
     rebuilt = rebuild.settings(shard, tmp_path / "merged", Gate(None, None, False, "any", False))
     changed = [name for name in ANSWER_FIELDS if getattr(ran, name) != getattr(Settings(), name)]

@@ -5,7 +5,6 @@ naming the folder and what is wrong with it."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -14,10 +13,10 @@ from typing import Any
 
 from .. import summary_format
 from ..listing import few
-from ..records import results
+from . import shard_format
 
-MANIFEST = results.SHARD_MANIFEST
-"""What a shard writes beside its summary.json (plugin/shard_manifest.py)."""
+MANIFEST = shard_format.NAME
+"""What a shard writes beside its summary.json (merge/shard_format.py)."""
 
 
 class ShardFolderError(ValueError):
@@ -55,23 +54,10 @@ def read(path: Path) -> ShardFolder:
         raise ShardFolderError(
             f"{path}: no such folder; expected a shard's run folder (written by --shard=I/N)"
         )
-    manifest_path = path / MANIFEST
-    if not manifest_path.is_file():
-        raise ShardFolderError(
-            f"{path}: no {MANIFEST}; expected a shard's run folder (a run with --shard=I/N writes {MANIFEST})"
-        )
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ShardFolderError(f"{manifest_path}: cannot be read as JSON ({exc})") from exc
-    expected = ("shard", "fingerprint", "selection", "run_id")
-    if not isinstance(manifest, dict) or any(k not in manifest for k in expected):
-        raise ShardFolderError(
-            f"{manifest_path}: expected the {MANIFEST} a shard writes ({', '.join(expected)})"
-        )
-    damaged = manifest_errors(manifest)
-    if damaged:
-        raise ShardFolderError(f"{manifest_path}: {damaged}")
+        manifest = shard_format.load(path / MANIFEST)
+    except shard_format.ShardFormatError as exc:
+        raise ShardFolderError(str(exc)) from exc
     try:
         summary = summary_format.load(path)
     except summary_format.MissingSummary as exc:
@@ -79,48 +65,6 @@ def read(path: Path) -> ShardFolder:
     except summary_format.SummaryError as exc:
         raise ShardFolderError(str(exc)) from exc
     return ShardFolder(path, manifest, summary)
-
-
-MANIFEST_VERSION = results.SHARD_MANIFEST_VERSION
-_SHAPE: tuple[tuple[str, type, str], ...] = (
-    ("fingerprint", str, "the selection's sha256, a string"),
-    ("run_id", str, "the shard's run id, a string"),
-    ("selection", dict, "an object: the whole run's selection"),
-    ("selection.model", str, "the model, a string"),
-    ("selection.options", dict, "an object: the options that change answers"),
-    ("selection.dataset", dict, "an object: the dataset's name and sha256"),
-    ("selection.tests", list, "a list of the whole run's tests"),
-    ("selection.scenario_ids", list, "a list of the whole selection's scenario ids"),
-    ("shard", dict, "an object: this shard's index, count and source"),
-    ("pytest", dict, "an object: how the shard's pytest session collected and selected"),
-    ("pytest.args", list, "a list of the session's collection arguments"),
-    ("pytest.pyargs", bool, "true or false: whether the arguments were --pyargs module names"),
-    ("pytest.narrowed_by", list, "a list of what narrowed the selection (-k, -m, ...)"),
-)
-
-
-def manifest_errors(manifest: dict[str, Any]) -> str | None:
-    """What is wrong with a shard.json's fields (the first field that is not as written), or None."""
-    if manifest.get("version") != MANIFEST_VERSION:
-        found = json.dumps(manifest.get("version"))[:30]
-        return f"version is {found}; this mathcomp-tests reads {MANIFEST} version {MANIFEST_VERSION}"
-    for field, kind, what in _SHAPE:
-        value: Any = manifest
-        for key in field.split("."):
-            value = value.get(key) if isinstance(value, dict) else None
-        if not isinstance(value, kind):
-            return f"{field} is {json.dumps(value)[:60]}; expected {what}"
-    shard = manifest["shard"]
-    index, count = shard.get("index"), shard.get("count")
-    if (
-        not all(isinstance(n, int) and not isinstance(n, bool) for n in (index, count))
-        or not 1 <= index <= count
-    ):
-        return (
-            f"shard.index is {json.dumps(index)[:30]} and shard.count {json.dumps(count)[:30]}; expected whole "
-            "numbers with 1 <= index <= count"
-        )
-    return None
 
 
 @dataclass(frozen=True)

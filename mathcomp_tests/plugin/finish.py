@@ -16,6 +16,7 @@ import pytest
 
 from .. import summary_format, userfile
 from ..listing import few
+from ..merge import shard_format
 from ..merge.session import plan_of
 from ..printable import printable
 from ..records import items as records
@@ -28,7 +29,7 @@ from ..verdict import narrowing as verdict_narrowing
 from ..verdict import power as verdict_power
 from ..verdict.narrowing import item_name
 from ..verdict.of_run import verdict
-from . import narrowing, shard_manifest
+from . import matrix, narrowing
 from .session_tracker import Tracker
 from .state import State
 
@@ -92,10 +93,11 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # it did not do what it was asked
     if run.settings.shard is not None:
         config = session.config
-        collected = shard_manifest.pytest_session(
+        collected = shard_format.pytest_session(
             config.args, bool(config.option.pyargs), tracker.selected, narrowing.means(config)
         )
-        shard_manifest.write(run, state.summary, collected)
+        tests = [f"{test}[{case}]" for test, case in matrix.whole(run)]
+        shard_format.write(run, state.summary, tests, collected)
         state.notes.append(shard_note(run.settings.shard, reasons))
     if plan is None:
         unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
@@ -107,7 +109,7 @@ def shard_note(shard: Shard, reasons: list[str]) -> str:
     ran = "ran everything it meant to" if not reasons else "is INCOMPLETE: " + "; ".join(reasons)
     return (
         f"MathComp: shard {shard.index} of {shard.count}: merge the shards to gate; this shard "
-        f"{ran}; its {shard_manifest.NAME} lists what it covered"
+        f"{ran}; its {shard_format.NAME} lists what it covered"
     )
 
 

@@ -19,10 +19,6 @@ from .. import run_folder, summary_format
 RESULTS = run_folder.RESULTS
 SUMMARY = summary_format.NAME
 REPORT = "report.html"
-SHARD_MANIFEST = "shard.json"
-"""What one shard of a sharded run covered, beside its summary.json (plugin/shard_manifest.py)."""
-SHARD_MANIFEST_VERSION = 2
-"""The shard.json version written (plugin/shard_manifest.py) and read (merge/shards.py): one number, here."""
 
 
 RUN_ID_CHARS = 200
