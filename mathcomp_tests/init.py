@@ -1,9 +1,11 @@
 """What `mathcomp init [DIR]` writes: starter files for running the suite in another repository.
 
 ``thresholds.toml`` (the packaged ceilings, to edit), ``conftest.py`` (a check of the project's own through
-the ``pytest_mathcomp_check`` hook, to edit), a ``mathcomp-baseline/`` folder and a CI example
-(``.github/workflows/mathcomp.yml``, which installs this very version of the package and runs their model);
-none is overwritten without ``force``. The command line is in cli/init.py.
+the ``pytest_mathcomp_check`` hook, to edit), a ``mathcomp-baseline/`` folder (how to make its baseline file),
+a ``.gitignore`` for the run folders and the answer cache, and a CI example (``.github/workflows/mathcomp.yml``,
+which installs this very version of the package with the extra their model needs, runs their model, and
+gates it against the baseline file once one is committed); none is overwritten without ``force``. The
+command line is in cli/init.py.
 """
 
 from __future__ import annotations
@@ -28,6 +30,29 @@ THRESHOLDS_HEADER = """\
 """
 
 
+EXTRAS = {"hf": "hf", "api": "api", "vllm": "all", "symbolic": "hf"}
+"""The package extra a model's backend needs: transformers for hf (and the demonstration model), litellm for
+api, both for vllm (prompts rendered here, sent over HTTP); the symbolic reference needs none, and the demo
+command the starter prints runs the hf demonstration model."""
+GITIGNORE = """\
+# Written by `mathcomp init`: each run's folder and the answer cache stay out of the repository
+# (CI keeps them as an artifact and in its cache). The baseline file in mathcomp-baseline/ is committed.
+reports/
+.mathcomp-cache/
+"""
+
+
+def extra_for(model: str) -> str:
+    """The extra to install for ``model`` (``[api]`` for ``gpt-4o-mini``, ``[hf]`` for ``hf:./dir``)."""
+    from .backends import models
+
+    try:
+        kind = models.resolve(model).kind
+    except ValueError:
+        return "all"  # a name this version does not know: every backend, so that the run can say why
+    return EXTRAS.get(kind, "all")
+
+
 def installed_version() -> str:
     """The version of mathcomp-tests installed here: the one the starter workflow installs."""
     return metadata.version("mathcomp-tests")
@@ -42,9 +67,17 @@ def starter_files(model: str) -> dict[Path, str]:
         Path(".github", "workflows", "mathcomp.yml"): (STARTER / "mathcomp.yml")
         .read_text(encoding="utf-8")
         .replace("__MODEL__", model)
+        .replace("__EXTRA__", extra_for(model))
         .replace("__VERSION__", installed_version()),
         Path("conftest.py"): (STARTER / "conftest.py").read_text(encoding="utf-8"),
     }
+
+
+NOT_RELEASED = (
+    "mathcomp-tests {version} is not on PyPI yet (no release has been published): until it is, the workflow's "
+    'pip install line fails; install from a checkout instead (pip install "./mathcomp-tests[{extra}]", or the '
+    "wheel `python -m build` makes there)"
+)
 
 
 def commands(model: str) -> list[str]:
@@ -89,4 +122,19 @@ def init(target: Path, model: str, force: bool = False) -> list[Path]:
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    return list(files)
+    ignored = _ignore(target / ".gitignore")
+    return [*files, *([ignored] if ignored else [])]
+
+
+def _ignore(path: Path) -> Path | None:
+    """Add GITIGNORE's lines that ``path`` (the repository's .gitignore, made when absent) lacks; the path
+    when it changed. A .gitignore is the repository's own: appended to, never replaced."""
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    have = {line.strip() for line in old.splitlines()}
+    wanted = [line for line in GITIGNORE.splitlines() if line.startswith("#") or line not in have]
+    if all(line.startswith("#") for line in wanted):
+        return None
+    apart = ("" if old.endswith("\n") else "\n") + "\n" if old else ""
+    with path.open("a", encoding="utf-8") as out:
+        out.write(apart + "\n".join(wanted) + "\n")
+    return path

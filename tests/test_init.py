@@ -46,8 +46,8 @@ def test_the_starter_thresholds_are_the_packaged_ceilings_with_an_example_for_th
 def test_the_ci_example_is_valid_yaml_running_their_model(tmp_path: Path) -> None:
     init.init(tmp_path, "openai/their-model")
     workflow = yaml.safe_load((tmp_path / ".github/workflows/mathcomp.yml").read_text())
-    commands = [step.get("run", "") for step in workflow["jobs"]["framing-bias"]["steps"]]
-    assert "exec pytest --pyargs mathcomp_tests.suite --model=openai/their-model" in commands
+    commands = "\n".join(step.get("run", "") for step in workflow["jobs"]["framing-bias"]["steps"])
+    assert 'exec pytest --pyargs mathcomp_tests.suite --model=openai/their-model "${baseline[@]}"' in commands
 
 
 def test_init_refuses_to_overwrite_and_writes_nothing_without_force(tmp_path: Path) -> None:

@@ -43,6 +43,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return fail(f"cannot write {exc.filename or args.directory}: {exc.strerror or exc}")
     for path in written:
         print(f"wrote {path}")
+    from ..init import NOT_RELEASED, extra_for, installed_version
+
+    print(f"note: {NOT_RELEASED.format(version=installed_version(), extra=extra_for(args.model))}")
     print("\nRun, from the repository root (where thresholds.toml is):")
     for command in commands(args.model):
         print(f"  {command}")
