@@ -15,6 +15,7 @@ the branch's tip (``--depth=1``), not the repository's history.
 
 Modules: ``git`` (one git call: its timeout, no prompt, what it said with every credential taken out),
 ``remote`` (what REMOTE names), ``records`` (the night records given and how old a night is), ``tree``
-(the branch's next tree: what is added and what pruned), ``push`` (fetch, commit, push; again when another
-job pushed first), ``export`` (the branch's records written out as a folder).
+(the branch's next tree: what is added and what pruned; what on the branch is not a record), ``push``
+(fetch, commit, push; again when another job pushed first), ``export`` (the branch's records written out as
+a folder).
 """

@@ -19,7 +19,15 @@ NETWORK_S = 180.0
 _OWN_REPOSITORY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")
 """Variables that would point a call at another repository than the one named (a git hook sets them)."""
 _ALTERNATES = "GIT_ALTERNATE_OBJECT_DIRECTORIES"
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+_URL_CREDENTIALS = re.compile(r"""(?i)\b([a-z][a-z0-9+.-]*://)[^\s'"]*@""")
+"""A URL's userinfo: everything before the last ``@`` of the URL (a password may hold ``@`` or ``/``)."""
+_URL_QUERY = re.compile(r"""(?i)(\b[a-z][a-z0-9+.-]*://[^\s'"?#]*\?)([^\s'"#]*)""")
+_AFTER_URL = ":;,.)"
+"""Punctuation that ends a URL in a message rather than belonging to it."""
+_GITS_OWN_QUERY = ("service=git-upload-pack", "service=git-receive-pack")
+"""The query git itself adds to a URL it prints (``info/refs?service=...``): no credential, so shown."""
+_OWN_REFS = re.compile(r"^(?:[A-Z]+_)+HEAD$")
+"""FETCH_HEAD, ORIG_HEAD, MERGE_HEAD and the like: git's own refs beside HEAD."""
 
 
 class GitError(RuntimeError):
@@ -31,9 +39,36 @@ def hide(value: str) -> None:
     secrets.hold(value, "credentials")
 
 
+def _query(found: re.Match[str]) -> str:
+    """A URL's query with each value taken out (``?a=1&token=x``: ``?a=<credentials>&token=<credentials>``);
+    the punctuation of the text it stands in (``url: what failed``) is left after it."""
+    query = found.group(2).rstrip(_AFTER_URL)
+    if query in _GITS_OWN_QUERY:
+        return found.group(0)
+    fields = (f"{key}=<credentials>" if sep else "<credentials>" for key, sep, _ in _fields(query))
+    return found.group(1) + "&".join(fields) + found.group(2)[len(query) :]
+
+
+def _fields(query: str) -> list[tuple[str, str, str]]:
+    return [field.partition("=") for field in query.split("&")]
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials ``url`` carries: its userinfo's password (or the userinfo, a token alone) and each
+    value of its query."""
+    found = []
+    if (userinfo := _URL_CREDENTIALS.match(url)) is not None:
+        user, _, password = userinfo.group(0)[len(userinfo.group(1)) : -1].partition(":")
+        found.append(password or user)
+    if (query := _URL_QUERY.match(url)) is not None:
+        found += [value if sep else key for key, sep, value in _fields(query.group(2))]
+    return [value for value in found if value]
+
+
 def redact(text: str) -> str:
-    """``text`` without the credentials of any URL in it or any secret held (``hide``, the environment's)."""
-    return secrets.redact(_URL_CREDENTIALS.sub(r"\1<credentials>@", text))
+    """``text`` without the credentials of any URL in it (its userinfo, its query's values) or any secret held
+    (``hide``, the environment's)."""
+    return secrets.redact(_URL_QUERY.sub(_query, _URL_CREDENTIALS.sub(r"\1<credentials>@", text)))
 
 
 def said(text: str) -> str:
@@ -103,3 +138,28 @@ def text(
     """``run`` with its stdout as text, stripped."""
     out = run(args, git_dir=git_dir, cwd=cwd, timeout=timeout, stdin=stdin, config=config)
     return out.decode("utf-8", "replace").strip()
+
+
+def branch_refusal(name: str) -> str | None:
+    """Why ``name`` is not a plain branch name to push to (one clause naming it), or None when it is one.
+
+    As ``git check-ref-format --branch`` (no HEAD, no leading ``-``, ``refs/heads/NAME`` a valid ref), also
+    refusing ``@`` (HEAD), git's own refs (FETCH_HEAD) and a full ref name (``refs/heads/x``). The name is
+    checked as ``refs/heads/NAME``, never expanded (``@{-1}``, a previous branch, is refused as it stands)."""
+    if name == "HEAD":
+        return f"{name!r} names the checked-out commit, not a branch"
+    if _OWN_REFS.match(name):
+        return f"{name!r} names one of git's own refs, not a branch"
+    if name == "@":
+        return f"{name!r} is git's name for HEAD, not a branch"
+    if name.startswith("-"):
+        return f"{name!r} starts with '-' (it would read as an option)"
+    if name.startswith("refs/"):
+        rest = name.removeprefix("refs/heads/")
+        alone = f" ({rest})" if rest and rest != name else ""
+        return f"{name!r} is a full ref name; give the name alone{alone}"
+    try:
+        run(["check-ref-format", f"refs/heads/{name}"])
+    except GitError:
+        return f"{name!r} is not a branch name git accepts"
+    return None

@@ -1,6 +1,7 @@
 """Fetch the branch's tip, commit the night's records on it, push; when the push is refused because another
 job pushed first (the branch moved), fetch again, make the same additions and pruning on the new tip and try
-again, up to TRIES times with short growing waits. Any other failure is a GitError."""
+again, up to TRIES times with short growing waits. A branch that holds anything but night records is not
+touched (NotRecords); any other failure is a GitError."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ TRIES = 5
 FIRST_WAIT_S = 0.5
 """The wait before the second try; each later one doubles it, with up to half as much again at random, so
 that two jobs that collided once do not collide again in step."""
+
+
+class NotRecords(Exception):
+    """The branch holds something that is not a night record (a code branch, named by mistake): nothing is
+    committed, pushed or pruned. The message says what, as a clause: a path and why."""
 
 
 @dataclass(frozen=True)
@@ -70,11 +76,14 @@ def keep(
     say: Callable[[str], None],
 ) -> Kept:
     """Add ``records`` to ``branch`` and prune the nights older than ``keep_days`` (0: none), in one commit
-    pushed to ``remote``; ``say`` hears of each retry. ``git_dir``: an empty bare repository of our own."""
+    pushed to ``remote``; ``say`` hears of each retry. ``git_dir``: an empty bare repository of our own.
+    NotRecords, before anything is pushed, when the branch holds anything but night records."""
     cutoff = dt.datetime.now() - dt.timedelta(days=keep_days) if keep_days else None
     for attempt in range(1, TRIES + 1):
         tip = fetch(git_dir, remote, branch)
         tree, plan = next_tree(git_dir, tip, records, cutoff)
+        if plan.strays:
+            raise NotRecords(next(iter(plan.strays.values())))
         if not plan.changes:
             return Kept(tip, plan, False, attempt)
         new = commit(git_dir, tree, tip, plan.message(keep_days))

@@ -35,6 +35,8 @@ def _refusal(folder: Path) -> str | None:
             f"{folder}: {folder.name!r} is not a run id (expected one path component of letters, digits, "
             "'.', '_', '-', '+', starting with a letter or digit)"
         )
+    if (folder / SUMMARY).is_symlink():
+        return f"{folder / SUMMARY}: a link; expected the record's own file"
     try:
         summary = load_record(folder)
     except RunFolderError as exc:

@@ -13,7 +13,6 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP = re.compile(r"^[^/:]+:")
 """``git@github.com:owner/repo.git``: git's scp-like form (a colon before any slash)."""
 _EXTRAHEADER = r"^http\..*\.extraheader$"
-_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s]*:([^/@\s]+)@")
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ def resolve(spec: str, cwd: Path) -> Remote:
     """The Remote ``spec`` names, seen from ``cwd``: a URL, else a remote of the repository in ``cwd`` (a
     plain name), else a path; GitError when it is none of them."""
     if _is_url(spec):
-        _hide_password(spec)
+        _hide_credentials(spec)
         return Remote(spec, git.redact(spec))
     if "/" not in spec and not spec.startswith("."):
         try:
@@ -75,13 +74,14 @@ def resolve(spec: str, cwd: Path) -> Remote:
                 ) from exc
         else:
             url = _local(url, top)
-            _hide_password(url)
+            _hide_credentials(url)
             return Remote(url, f"{spec} ({git.redact(url)})", _extraheaders(cwd))
     path = str((cwd / spec).resolve())
     return Remote(path, path)
 
 
-def _hide_password(url: str) -> None:
-    """The password (or token) of a URL's ``user:password@`` is a secret wherever git prints it."""
-    if (found := _PASSWORD.match(url)) is not None:
-        git.hide(found.group(1))
+def _hide_credentials(url: str) -> None:
+    """The password (or token) of a URL's ``user:password@`` and its query's values are secrets wherever git
+    prints them."""
+    for value in git.url_secrets(url):
+        git.hide(value)

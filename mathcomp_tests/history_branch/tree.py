@@ -1,6 +1,11 @@
 """The branch's next tree and commit: the new records it does not hold yet added, a record it holds left as
 it is (with other content too: records are never rewritten), and the nights older than the retention pruned.
-Built with git's plumbing (hash-object, mktree, commit-tree) in the temporary repository: no work tree."""
+Built with git's plumbing (hash-object, mktree, commit-tree) in the temporary repository: no work tree.
+
+A night record on the branch is what this command writes, and nothing else: a folder named as a run id
+holding summary.json and, when the night had them, report.html and diff.html, as plain files. Anything else
+on the branch (a file, another folder, another file in a record) is a stray: a branch that holds one is not
+a branch of records (a code branch, named by mistake), and only a record is ever pruned."""
 
 from __future__ import annotations
 
@@ -10,14 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..listing import few
-from ..records.results import run_started
+from ..records.results import run_started, safe_run_id
+from ..summary_format import NAME as SUMMARY
 from . import git
-from .records import Record
+from .records import KEPT, Record
 
 AUTHOR = ("mathcomp-tests", "mathcomp-tests@users.noreply.github.com")
 """Who commits, unless GIT_AUTHOR_NAME, GIT_COMMITTER_NAME and the rest say otherwise (they win over -c)."""
 _FILE = "100644"
 _FOLDER = "040000"
+_PLAIN_FILES = (_FILE, "100755")
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,9 @@ class Plan:
     """Records the branch holds with other content than the one given: kept as they are."""
     too_old: list[str] = field(default_factory=list)
     """New records older than the retention: not added."""
+    strays: dict[str, str] = field(default_factory=dict)
+    """What the branch holds that is not a night record (``strays``): never pruned, and a branch that holds
+    any is not one to push to."""
 
     @property
     def changes(self) -> bool:
@@ -70,6 +80,43 @@ def entries(git_dir: Path, treeish: str) -> list[Entry]:
     return out
 
 
+def strays(git_dir: Path, treeish: str) -> dict[str, str]:
+    """What ``treeish``'s tree holds that is not a night record: each such top entry's name, with one clause
+    saying what (a path and why); the entries beside the records first. Empty: it holds records alone."""
+    listing = git.run(["ls-tree", "-r", "-t", "-z", treeish], git_dir=git_dir)
+    top: dict[str, str] = {}
+    inside: dict[str, dict[str, str]] = {}
+    for item in filter(None, listing.decode("utf-8", "surrogateescape").split("\0")):
+        head, _, path = item.partition("\t")
+        folder, _, rest = path.partition("/")
+        if rest:
+            inside.setdefault(folder, {})[rest] = head.split()[0]
+        else:
+            top[folder] = head.split()[0]
+    found = {
+        name: f"{name}, not a night record" for name, mode in sorted(top.items()) if not _folder(name, mode)
+    }
+    for name in sorted(set(top) - set(found)):
+        if (clause := _stray(name, inside.get(name, {}))) is not None:
+            found[name] = clause
+    return found
+
+
+def _folder(name: str, mode: str) -> bool:
+    """Whether a top entry can be a record: a folder named as a run id."""
+    return mode == _FOLDER and safe_run_id(name)
+
+
+def _stray(name: str, files: dict[str, str]) -> str | None:
+    """What in the folder ``name`` (``files``: path inside it, mode) makes it no night record, or None."""
+    for path, mode in sorted(files.items()):
+        if path not in KEPT or mode not in _PLAIN_FILES:
+            return f"{name}/{path}, not a file of a night record"
+    if SUMMARY not in files:
+        return f"{name}/, a folder without {SUMMARY}"
+    return None
+
+
 def _mktree(git_dir: Path, items: Sequence[Entry]) -> str:
     listing = "".join(e.line() + "\0" for e in items).encode("utf-8", "surrogateescape")
     return git.text(["mktree", "-z"], git_dir=git_dir, stdin=listing)
@@ -93,11 +140,12 @@ def next_tree(
     git_dir: Path, tip: str | None, records: Sequence[Record], cutoff: dt.datetime | None
 ) -> tuple[str, Plan]:
     """The tree the branch's next commit holds on top of ``tip`` (None: a branch not there yet), and the
-    plan that leads to it. ``cutoff``: nights before it are pruned (None: every night is kept)."""
+    plan that leads to it. ``cutoff``: the records of nights before it are pruned (None: every night is
+    kept); a stray is never pruned, however old its name says it is."""
     held = {e.name: e for e in entries(git_dir, tip)} if tip else {}
-    plan = Plan()
+    plan = Plan(strays=strays(git_dir, tip) if tip else {})
     for name, entry in sorted(held.items()):
-        if entry.kind == "tree" and _old(name, cutoff):
+        if entry.kind == "tree" and name not in plan.strays and _old(name, cutoff):
             plan.pruned.append(name)
             del held[name]
     for record in records:
