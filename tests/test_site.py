@@ -22,7 +22,7 @@ import pytest
 from helpers.suite_runner import SuiteRun, run_suite
 
 from mathcomp_tests.cli import main
-from mathcomp_tests.site import build
+from mathcomp_tests.site import plain_files
 from mathcomp_tests.verdict import of_run
 
 SELECTION = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")
@@ -185,6 +185,18 @@ def test_a_diff_that_cannot_be_made_leaves_the_record_without_it_saying_why(
     ]
 
 
+def test_a_diff_is_never_made_from_a_link_out_of_the_run_folder(runs: Runs, tmp_path: Path) -> None:
+    run = tmp_path / runs.compared.run_dir.name
+    shutil.copytree(runs.compared.run_dir, run)
+    outside = tmp_path / "elsewhere.jsonl"
+    (run / "results.jsonl").rename(outside)
+    (run / "results.jsonl").symlink_to(outside)
+    code, _, err = mathcomp("record", tmp_path / "r", "--from", run, "--baseline", runs.baseline)
+    said = f"no diff.html: {run / 'results.jsonl'}: a symbolic link, never followed\n"
+    assert (code, err) == (0, said)
+    assert sorted(p.name for p in (tmp_path / "r" / run.name).iterdir()) == ["report.html", "summary.json"]
+
+
 def test_an_existing_record_is_never_replaced(runs: Runs, tmp_path: Path) -> None:
     records = tmp_path / "records"
     assert mathcomp("record", records, "--from", runs.base.run_dir)[0] == 0
@@ -343,11 +355,11 @@ def test_out_is_replaced_whole_and_never_left_half_built(
     assert not (out / "stale.html").exists() and (out / "index.html").is_file()
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    def fake_copy_fails(source: Path, target: Path) -> None:
+    def fake_copy_fails(source: object, target: object) -> None:
         """A fake: the disk fills while the site is being copied, a fault a test cannot make otherwise."""
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(build.shutil, "copyfile", fake_copy_fails)
+    monkeypatch.setattr(plain_files.shutil, "copyfileobj", fake_copy_fails)
     code, _, err = mathcomp("site", records, out)
     assert code == 1 and err == f"error: cannot write the site in {out}: No space left on device\n"
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

@@ -7,7 +7,13 @@ it has one (self-contained: no assets/ beside it), and, when --baseline names a 
 the item diff of the run against that baseline, as `mathcomp diff FILE RUN_DIR --html diff.html` writes it.
 A diff that cannot be made (another selection, a damaged baseline) leaves diff.html out, saying why in one
 line; the record is written. A RUN_DIR without summary.json is one line, exit 1: the run ended before
-writing it, and its record is a stand-in.
+writing it, and its record is a stand-in. A shard's run folder (it holds shard.json: `pytest --shard=I/N`)
+is no night: one line, exit 2, saying to merge the shards first (`mathcomp merge`, docs/sharding.md) and
+record the merged folder.
+
+No file of RUN_DIR is read through a symbolic link, wherever it points: a summary.json that is a link is one
+line, exit 1; a report.html that is a link is left out of the record, and a results.jsonl that is a link
+leaves diff.html out, each with one line naming it.
 
 --stand-in: the record of a run that ended before writing its own summary.json (the job was cancelled,
 killed or ran out of memory), so that the night is not lost: a summary.json with a run id as the suite
@@ -26,7 +32,9 @@ import contextlib
 import io
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..printable import printable
 from .command import fail, usage_error
@@ -71,7 +79,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.run_dir is not None:
         if args.model is not None or args.reason is not None:
             usage_error(parser, "--model and --reason go with --stand-in, not --from")
-        return _from_run(args.record_dir, args.run_dir, args.baseline)
+        return _from_run(args.record_dir, args.run_dir, args.baseline, parser)
     if not args.stand_in:
         usage_error(
             parser,
@@ -105,13 +113,28 @@ def _stand_in(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None) -> int:
+def _shard_refusal(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
+    """Why ``run_dir`` is no night to record (a shard's run folder), in one line naming it; None otherwise."""
+    from ..merge import shard_format
+
+    if not (run_dir / shard_format.NAME).exists() and not summary.get("shard"):
+        return None
+    return (
+        f"{run_dir}: a shard's run folder ({shard_format.NAME}); a shard is part of a night, not one: "
+        "merge the shards first (mathcomp merge SHARD_DIR... --out DIR, docs/sharding.md) and record DIR"
+    )
+
+
+def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None, parser: argparse.ArgumentParser) -> int:
     from .. import summary_format
     from ..records import results
     from ..report.standalone import RunFolderError, load_record
-    from ..site import night_record, nights
+    from ..site import night_record, nights, plain_files
 
-    if not (run_dir / summary_format.NAME).is_file():
+    source = run_dir / summary_format.NAME
+    if source.is_symlink():
+        return fail(f"{source}: {plain_files.LINKED}; expected the run's own {summary_format.NAME}")
+    if not source.is_file():
         return fail(
             f"{run_dir}: no {summary_format.NAME} (the run ended before writing it); "
             "record the night with --stand-in --model MODEL"
@@ -120,15 +143,16 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None) -> int:
         summary = load_record(run_dir)
     except RunFolderError as exc:
         return fail(str(exc))
+    if (refused := _shard_refusal(run_dir, summary)) is not None:
+        usage_error(parser, printable(refused))
     run_id = str(summary["run_id"])
     if not results.safe_run_id(run_id):
-        return fail(f"{run_dir / summary_format.NAME}: run_id {run_id!r} is not one plain folder name")
+        return fail(f"{source}: run_id {run_id!r} is not one plain folder name")
     target = record_dir / run_id
     try:
         with night_record.staged(record_dir, run_id) as folder:
-            shutil.copyfile(run_dir / summary_format.NAME, folder / summary_format.NAME)
-            if (run_dir / results.REPORT).is_file():
-                shutil.copyfile(run_dir / results.REPORT, folder / results.REPORT)
+            plain_files.copy(source, folder / summary_format.NAME)
+            _add_report(run_dir / results.REPORT, folder / results.REPORT)
             _add_diff(baseline, run_dir, folder / nights.DIFF)
             kept = sorted(p.name for p in folder.iterdir())
             settled = night_record.settle(folder, target)
@@ -145,6 +169,16 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None) -> int:
     return 0
 
 
+def _add_report(source: Path, target: Path) -> None:
+    """The run's report.html, when it has one of its own; a line on stderr when it is a link (left out)."""
+    from ..site import plain_files
+
+    if source.is_symlink():
+        print(printable(f"not kept: {source}: {plain_files.LINKED}"), file=sys.stderr)
+    elif source.is_file():
+        plain_files.copy(source, target)
+
+
 def _add_diff(baseline: Path | None, run_dir: Path, target: Path) -> None:
     """diff.html of ``run_dir`` against ``baseline``, by `mathcomp diff` itself (in this process); a line on
     stderr when it cannot be made."""
@@ -153,7 +187,13 @@ def _add_diff(baseline: Path | None, run_dir: Path, target: Path) -> None:
     if not baseline.is_file():
         print(printable(f"no diff.html: --baseline {baseline}: no such file"), file=sys.stderr)
         return
+    from ..records import results
+    from ..site.plain_files import LINKED
     from . import diff
+
+    if (run_dir / results.RESULTS).is_symlink():
+        print(printable(f"no diff.html: {run_dir / results.RESULTS}: {LINKED}"), file=sys.stderr)
+        return
 
     parser = argparse.ArgumentParser(prog="mathcomp diff")
     diff.configure(parser)

@@ -1,57 +1,92 @@
 """The whole site from a folder of night records: index.html, history.html (the history page of the same
-records) and nights/<run-id>/ with each night's report.html and diff.html as the records keep them. Built
-in a folder beside OUT and swapped in whole (folder_swap): OUT is the old site or the new one, never half."""
+nights) and nights/<run-id>/ with each night's report.html and diff.html as the records keep them. Built
+in a folder beside OUT and swapped in whole (folder_swap): OUT is the old site or the new one, never half.
+
+OUT is this command's own: a site it built holds the file MARKER, and only such a folder (or an empty one,
+or none) is ever replaced; a link is never followed to its target (``foreign``)."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import userfile
-from ..report.standalone import history
-from . import folder_swap, index_page, nights
+from ..report import history as history_view
+from ..report.standalone import page
+from . import folder_swap, index_page, nights, plain_files
+
+MARKER = ".mathcomp-site"
+"""The file every built site holds: OUT holding it is a site this command built, and may be replaced."""
+MARKER_TEXT = "A site `mathcomp site` built; the next build replaces this folder whole.\n"
 
 
 class NothingRead(ValueError):
     """No record could be read: there is no site to build. The message names the folder."""
 
 
+class ForeignOut(ValueError):
+    """OUT is not this command's to replace (``foreign``); the message names it."""
+
+
 @dataclass(frozen=True)
 class Built:
-    """What the site holds: the folder, the nights and models read, the records skipped."""
+    """What the site holds: the folder, the nights and models read, the records skipped; the staged folders
+    of builds stopped before they cleaned up, removed."""
 
     out: Path
     nights: int
     models: int
     skipped: int
+    removed: tuple[Path, ...] = ()
 
 
-def _fill(folder: Path, records_dir: Path, models: list[list[nights.Night]], skipped: list[str]) -> None:
+def foreign(out: Path) -> str | None:
+    """Why ``out`` must not be replaced, in one line naming it; None when it may be: it is not there, or it is
+    an empty folder, or a site this command built (it holds MARKER)."""
+    if out.is_symlink():
+        return f"OUT {out}: a symbolic link; expected a folder of its own (a link's target is never replaced)"
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        return f"OUT {out}: a file; expected a folder to write the site in"
+    if plain_files.plain(out / MARKER) or not any(out.iterdir()):
+        return None
+    return (
+        f"OUT {out}: holds files and no {MARKER}, so it is not a site this command built; "
+        "expected an empty folder, a site to replace, or none"
+    )
+
+
+def _history(records_dir: Path, every: list[nights.Night], skipped: list[str]) -> str:
+    """The history page of the nights read (oldest first), with the records skipped: the same nights as the
+    index, each read once, none through a link."""
+    rows = history_view.rows([n.summary for n in reversed(every)])
+    return page(f"MathComp history: {records_dir}", history_view.page_body(rows, skipped))
+
+
+def _fill(folder: Path, records_dir: Path, every: list[nights.Night], skipped: list[str]) -> None:
+    models = nights.by_model(every)
     (folder / index_page.INDEX).write_text(index_page.page(models, skipped), encoding="utf-8")
-    text, _ = history(records_dir, None, lambda line: None)  # the skipped lines were said once already
-    (folder / index_page.HISTORY).write_text(text, encoding="utf-8")
-    for night in (n for group in models for n in group):
+    (folder / index_page.HISTORY).write_text(_history(records_dir, every, skipped), encoding="utf-8")
+    for night in every:
         if night.pages:
             copied = folder / index_page.NIGHTS / night.run_id
             copied.mkdir(parents=True)
             for name in night.pages:
-                shutil.copyfile(night.folder / name, copied / name)
+                plain_files.copy(night.folder / name, copied / name)
+    (folder / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
 
 
 def site(records_dir: Path, out: Path, skip: nights.Warn) -> Built:
-    """Build the site of ``records_dir`` at ``out`` (a link is followed: its target is replaced);
-    ``skip`` hears each record left out, naming its file. NothingRead when no record could be read."""
+    """Build the site of ``records_dir`` at ``out``; ``skip`` hears each record left out, naming its file.
+    NothingRead when no record could be read; ForeignOut when ``out`` is not this command's to replace."""
+    if (refused := foreign(out)) is not None:
+        raise ForeignOut(refused)
     found, skipped = nights.read(records_dir, skip)
     if not found:
         damaged = f" ({len(skipped)} skipped)" if skipped else ""
         raise NothingRead(f"{records_dir}: no night record could be read{damaged}")
-    models = nights.by_model(found)
-    target = userfile.target(out)
-    staged = folder_swap.staging(target)
-    try:
-        _fill(staged, records_dir, models, skipped)
-        folder_swap.replace(staged, target)
-    finally:
-        shutil.rmtree(staged, ignore_errors=True)
-    return Built(target, len(found), len(models), len(skipped))
+    removed = folder_swap.sweep(out)
+    with folder_swap.staged(out) as staged:
+        _fill(staged, records_dir, found, skipped)
+        folder_swap.replace(staged, out)
+    return Built(out, len(found), len(nights.by_model(found)), len(skipped), tuple(removed))
