@@ -60,6 +60,15 @@ def read(path: Path, *, strict: bool, needed: Sequence[str] = ()) -> Records:
     return Records(records, None)
 
 
+def read_answers(path: Path, scenario_ids: Sequence[str] | None) -> list[dict[str, Any]]:
+    """A finished run's answers, to compare: read strictly, every record an answer, and each case over
+    exactly ``scenario_ids`` (its summary.json's; None: not checked, a summary from before it listed them)."""
+    records = read(path, strict=True, needed=ANSWER_KEYS).records
+    if scenario_ids is not None:
+        check_covered(path, records, scenario_ids)
+    return records
+
+
 def check_covered(path: Path, records: Iterable[Mapping[str, Any]], scenario_ids: Sequence[str]) -> None:
     """RunFolderError when a case of ``records`` answered other scenarios than ``scenario_ids`` (the run's
     summary.json lists them): a results.jsonl cut at a line's end, or records of another run."""

@@ -178,12 +178,9 @@ def read_strict(path: Path, scenario_ids: Sequence[str] | None = None) -> list[d
     if not path.is_file():
         raise SourceError(f"{path.parent}: not a finished run folder (no {path.name})")
     try:
-        found = run_folder.read(path, strict=True, needed=run_folder.ANSWER_KEYS).records
-        if scenario_ids is not None:
-            run_folder.check_covered(path, found, scenario_ids)
+        return run_folder.read_answers(path, scenario_ids)
     except run_folder.RunFolderError as exc:
         raise DamagedError(f"{exc}; expected one result record per line") from exc
-    return found
 
 
 def _probs(value: Any) -> dict[str, float] | None:

@@ -234,9 +234,7 @@ def _outcomes(
     read strictly (run_folder.py: each case over every one of ``scenario_ids``, when the summary lists them);
     a case keeps probabilities only when every item that was answered has them."""
     try:
-        records = run_folder.read(path, strict=True, needed=run_folder.ANSWER_KEYS).records
-        if scenario_ids is not None:
-            run_folder.check_covered(path, records, scenario_ids)
+        records = run_folder.read_answers(path, scenario_ids)
     except run_folder.RunFolderError as exc:
         raise BaselineError(f"baseline {exc}") from exc
     cases: dict[str, dict[str, str]] = {}
