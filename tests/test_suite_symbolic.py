@@ -117,7 +117,9 @@ def test_xdist_workers_share_one_run_folder(tmp_path: Path) -> None:
         )
     ]
     assert len(run.records) == 7 * 6
-    assert sorted(p.name for p in run.run_dir.iterdir()) == [
+    # partners/ holds a neutral partner a worker asked for a check without having run the neutral case:
+    # whether one did depends on how xdist spread the cases
+    assert sorted(p.name for p in run.run_dir.iterdir() if p.name != "partners") == [
         "generated",
         "report.html",
         "results.jsonl",

@@ -52,3 +52,7 @@ class ServerGoneError(BackendError):
     """The model server stopped answering in the middle of a run: the run ends here, not after minutes
     of retries per case. Everything answered before stays in the response cache."""
 
+
+class NoAnswer(LookupError):
+    """A prompt a replayed model has no recorded answer for (merge/replay.py: no shard asked it); the
+    message names the case and the scenario. The case errors in one line: nothing is guessed."""

@@ -10,15 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..backends.base import OnResponse
+from ..backends.base import NoAnswer, OnResponse
 from ..types import Decoding, Prompt, Response
 
 Key = tuple[str, int, tuple[str, ...]]
 """(scenario id, sample, the content of every message asked)."""
-
-
-class NoAnswer(LookupError):
-    """A prompt the shards recorded no answer for; the message names the case and the scenario."""
 
 
 def _response(turn: Mapping[str, Any], meta: dict[str, object]) -> Response:

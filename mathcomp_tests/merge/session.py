@@ -2,7 +2,7 @@
 model answers from the shards' records (merge/replay.py) and which selects the items the shards selected.
 Its own checks (the project's conftest.py), ceilings, baseline comparison, Holm, power requirement,
 narrowing, report.html, summary.json and --update-baseline are those of every run: the plugin finds this
-plan among pytest's plugins (``plan_of``) and takes its Run instead of building one from the options."""
+plan among pytest's plugins (plugin/merged.py) and takes its Run instead of building one from the options."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -27,6 +27,9 @@ from .shards import ShardFolder, ShardFolderError
 @dataclass(eq=False)  # a plugin: hashed by identity
 class MergePlan:
     """What the merged run's pytest session takes from the merge: its Run, and the shards it answers from."""
+
+    MERGE_PLAN: ClassVar[bool] = True
+    """How plugin/merged.py knows the plan among pytest's plugins without importing this module."""
 
     run: MergedRun
     shards: list[ShardFolder]
@@ -145,8 +148,3 @@ def session_args() -> list[str]:
     )
     quiet = ("-W", "ignore::pytest.PytestAssertRewriteWarning")  # the plugin was imported before the session
     return ["-p", "mathcomp_tests.pytest_plugin", *quiet, *(["-n", "0"] if workers else [])]
-
-
-def plan_of(config: pytest.Config) -> MergePlan | None:
-    """The merge's plan when this session is a merged run (given to pytest.main as a plugin), else None."""
-    return next((p for p in config.pluginmanager.get_plugins() if isinstance(p, MergePlan)), None)

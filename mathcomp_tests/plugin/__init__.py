@@ -10,13 +10,11 @@ from typing import Any
 import pytest
 
 from .. import formats
-from ..backends.base import BackendError, ServerGoneError
+from ..backends.base import BackendError, NoAnswer, ServerGoneError
 from ..backends.batch.protocol import BatchError
 from ..backends.cache.file import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
 from ..data.scenarios import DatasetError
-from ..merge.replay import NoAnswer
-from ..merge.session import plan_of
 from ..printable import printable
 from ..prompts import PromptConfigError
 from ..records import items as records
@@ -45,6 +43,7 @@ from . import (
 )
 from .closing_line import ClosingLine
 from .finish import finish
+from .merged import plan_of
 from .session_tracker import Tracker, write_incomplete
 from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
 

@@ -16,8 +16,6 @@ import pytest
 
 from .. import summary_format, userfile
 from ..listing import few
-from ..merge import shard_format
-from ..merge.session import plan_of
 from ..printable import printable
 from ..records import items as records
 from ..records import results
@@ -30,6 +28,7 @@ from ..verdict import power as verdict_power
 from ..verdict.narrowing import item_name
 from ..verdict.of_run import verdict
 from . import matrix, narrowing
+from .merged import plan_of
 from .session_tracker import Tracker
 from .state import State
 
@@ -92,6 +91,8 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     if baseline_unwritten:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # it did not do what it was asked
     if run.settings.shard is not None:
+        from ..merge import shard_format
+
         config = session.config
         collected = shard_format.pytest_session(
             config.args, bool(config.option.pyargs), tracker.selected, narrowing.means(config)
@@ -109,7 +110,7 @@ def shard_note(shard: Shard, reasons: list[str]) -> str:
     ran = "ran everything it meant to" if not reasons else "is INCOMPLETE: " + "; ".join(reasons)
     return (
         f"MathComp: shard {shard.index} of {shard.count}: merge the shards to gate; this shard "
-        f"{ran}; its {shard_format.NAME} lists what it covered"
+        f"{ran}; its shard.json lists what it covered"
     )
 
 

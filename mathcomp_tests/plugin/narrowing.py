@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from ..merge.session import plan_of
 from ..run import Run
 from ..verdict import narrowing
 from . import matrix
+from .merged import plan_of
 
 
 def means(config: pytest.Config) -> list[str]:
