@@ -47,10 +47,9 @@ def read(path: Path, *, strict: bool, needed: Sequence[str] = ()) -> Records:
         except ValueError as exc:
             if number < len(lines):
                 raise RunFolderError(f"{path}: line {number} is not a JSON record ({exc})") from exc
-            cut = f"{path}: line {number} is cut short (the run was stopped while writing it)"
             if strict:
-                raise RunFolderError(cut) from exc
-            return Records(records, f"{cut}; dropped, the {len(records)} records before it kept")
+                raise RunFolderError(cut_short(path, number)) from exc
+            return Records(records, dropped_note(path, number, len(records)))
         if not isinstance(record, dict):
             raise RunFolderError(f"{path}: line {number} is not a JSON record (a {type(record).__name__})")
         missing = [k for k in needed if k not in record]
@@ -67,6 +66,16 @@ def read_answers(path: Path, scenario_ids: Sequence[str] | None) -> list[dict[st
     if scenario_ids is not None:
         check_covered(path, records, scenario_ids)
     return records
+
+
+def cut_short(path: Path, number: int) -> str:
+    """A last line without its newline that does not parse: a write the process never ended."""
+    return f"{path}: line {number} is cut short (the run was stopped while writing it)"
+
+
+def dropped_note(path: Path, number: int, kept: int) -> str:
+    """The note of a lenient reader that dropped such a line."""
+    return f"{cut_short(path, number)}; dropped, the {kept} records before it kept"
 
 
 def check_covered(path: Path, records: Iterable[Mapping[str, Any]], scenario_ids: Sequence[str]) -> None:

@@ -21,6 +21,7 @@ import pytest
 from helpers.suite_runner import REPO, SuiteRun, pytest_process, run_suite
 from helpers.usage import call
 
+from mathcomp_tests import run_folder
 from mathcomp_tests.backends.cache.store import ResponseCache, Row
 from mathcomp_tests.cli import main
 from mathcomp_tests.records import results
@@ -320,7 +321,8 @@ def test_a_cut_last_line_of_results_is_dropped_and_said(
         f"dropped, the {len(lines) - 1} records before it kept"
     )
     assert out.strip() == f"wrote {run_dir / 'report-rebuilt.html'}"
-    records, note = results.read_records_kept(run_dir)
+    kept = run_folder.read(run_dir / run_folder.RESULTS, strict=False)
+    records, note = kept.records, kept.note
     assert len(records) == len(lines) - 1 and note is not None
     assert records == [json.loads(x) for x in lines[:-1]]
 

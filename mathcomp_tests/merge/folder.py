@@ -28,7 +28,8 @@ def incomplete_folder(plan: MergePlan, say: Callable[[str], None]) -> dict[str, 
             target = out / folder if folder else out
             target.mkdir(parents=True, exist_ok=True)
             _write_lines(target / RESULTS, records)
-    facts = SessionFacts(stopped=None, selected=None, reported=0, merged=plan.facts())
+    written = {folder: len(records) for folder, records in plan.kept.items()}
+    facts = SessionFacts(stopped=None, selected=None, reported=0, merged=plan.facts(written))
     summary = run_summary(plan.run, facts, [], [], records=[])
     summary_format.write(out, summary)
     report(out, summary, say)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from .. import run_folder
 from ..records import items as records_items
 from ..run import PARTNERS
 from ..run.summary import Merged
@@ -66,27 +65,26 @@ class MergePlan:
             items[:] = [i for i in items if i not in dropped]
             config.hook.pytest_deselected(items=dropped)
 
-    def facts(self) -> Merged:
-        """The merge's facts for summary.json, once the session has written its records."""
+    def facts(self, written: Mapping[str, int]) -> Merged:
+        """The merge's facts for summary.json; ``written``: how many records the session wrote in each folder
+        of the run folder ("" the top; a folder it wrote none in may be missing)."""
         return Merged(
             merged_from=merged_from(self.shards),
             model_identity=self.shards[0].summary.get("model_identity"),
             asked=asked(self.shards),
-            unasked=self._unasked(),
+            unasked=self._unasked(written),
             unmerged=list(self.unmerged),
         )
 
-    def _unasked(self) -> list[str]:
+    def _unasked(self, written: Mapping[str, int]) -> list[str]:
         """A reason per folder of the shards' records the whole run did not ask as many of (not partners/:
         which neutral partners a process asks depends on which cases it ran before, under xdist too)."""
         reasons = []
         for folder in (f for f in FOLDERS if f != PARTNERS):
-            where = self.run.run_dir / folder if folder else self.run.run_dir
-            written = len(run_folder.read(where / run_folder.RESULTS, strict=True).records)
-            theirs = len(self.kept[folder])
-            if written != theirs:
+            asked, theirs = written.get(folder, 0), len(self.kept[folder])
+            if asked != theirs:
                 reasons.append(
-                    f"{theirs - written} of the shards' {theirs} records of {folder or 'the fixed set'} were not "
+                    f"{theirs - asked} of the shards' {theirs} records of {folder or 'the fixed set'} were not "
                     "asked by the whole run"
                 )
         return reasons

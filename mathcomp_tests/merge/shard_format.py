@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from .. import __version__
 from ..run import Run
 from ..scoring.baseline import sha256_of
 from ..settings import ANSWER_FIELDS, GATE_FIELDS, conditions
+from ..userfile import replace_text
 from ..verdict.narrowing import item_name
 
 NAME = "shard.json"
@@ -106,12 +106,8 @@ def manifest(
 
 def write(run: Run, summary: Mapping[str, Any], tests: Sequence[str], session: Mapping[str, Any]) -> Path:
     """shard.json beside summary.json, replaced atomically."""
-    path = run.run_dir / NAME
-    tmp = path.with_suffix(".tmp")
     text = json.dumps(manifest(run, summary, tests, session), indent=2, ensure_ascii=False)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return replace_text(run.run_dir / NAME, text)
 
 
 class ShardFormatError(ValueError):
@@ -177,5 +173,3 @@ def manifest_errors(manifest: dict[str, Any]) -> str | None:
             "numbers with 1 <= index <= count"
         )
     return None
-
-

@@ -39,9 +39,12 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     run.close()
     merged = results.merge_parts(run.run_dir, records.record_key)
     dropped = merged.notes
+    written = {"": len(merged.records)}  # records of the run folder and each subfolder, as merged
     for sub in (GENERATED, REVEAL_AFTER, PARTNERS):
         if (run.run_dir / sub).is_dir():
-            dropped += results.merge_parts(run.run_dir / sub, records.record_key).notes
+            part = results.merge_parts(run.run_dir / sub, records.record_key)
+            dropped += part.notes
+            written[sub] = len(part.records)
     state.notes += dropped
     state.notes += [f"MathComp: {line}" for line in state.servers_left]
     from ..run.summary import SessionFacts, run_summary
@@ -56,7 +59,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
         batch=run.batch_summary(),
         servers_left=list(state.servers_left),
-        merged=None if plan is None else plan.facts(),
+        merged=None if plan is None else plan.facts(written),
     )
     state.records = merged.records
     state.summary = run_summary(run, facts, state.cases, state.generated_cases, state.records)

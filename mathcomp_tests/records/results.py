@@ -105,7 +105,7 @@ def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> 
                     raise ValueError(f"a {type(record).__name__}")
             except ValueError as exc:
                 notes.append(
-                    _cut_short(source, number, kept)
+                    run_folder.dropped_note(source, number, kept)
                     if number == len(lines)
                     else f"{source}: line {number} is not a JSON record ({exc}); dropped, the other lines kept"
                 )
@@ -119,14 +119,6 @@ def merge_parts(run_dir: Path, key: Callable[[Mapping[str, Any]], Hashable]) -> 
     for source in sources[1 if target in sources else 0 :]:
         source.unlink()
     return Merged([record for _, record in merged.values()], notes)
-
-
-def _cut_short(path: Path, number: int, kept: int) -> str:
-    """The note for a last line without its newline that does not parse: a write the process never ended."""
-    return (
-        f"{path}: line {number} is cut short (the run was stopped while writing it); "
-        f"dropped, the {kept} records before it kept"
-    )
 
 
 def point_latest(reports_dir: Path, run_dir: Path) -> None:
@@ -144,14 +136,3 @@ def read_records(run_dir: Path) -> list[dict[str, Any]]:
         return []
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
-
-
-RecordsError = run_folder.RunFolderError
-"""A line of results.jsonl that is not a record (other than a last line cut short); names the line."""
-
-
-def read_records_kept(run_dir: Path, name: str = RESULTS) -> tuple[list[dict[str, Any]], str | None]:
-    """results.jsonl (or ``name``) of a run that may have been killed while writing it: run_folder.read,
-    lenient (a cut last line dropped, with the note returned; any other damage raises RecordsError)."""
-    found = run_folder.read(run_dir / name, strict=False)
-    return found.records, found.note

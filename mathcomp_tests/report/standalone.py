@@ -8,7 +8,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .. import summary_format
+from .. import run_folder, summary_format
 from ..records import results
 from . import history as history_view
 from . import history_records, html, pooled, sections
@@ -62,12 +62,12 @@ def load_run(run_dir: Path, warn: Warn) -> tuple[dict[str, Any], list[dict[str, 
     """(summary.json, results.jsonl records) of a finished run; ``warn`` hears of a cut last record."""
     summary = load_summary(run_dir)
     try:
-        records, note = results.read_records_kept(run_dir)
-    except results.RecordsError as exc:
+        found = run_folder.read(run_dir / run_folder.RESULTS, strict=False)
+    except run_folder.RunFolderError as exc:
         raise DamagedRunError(str(exc)) from exc
-    if note is not None:
-        warn(note)
-    return summary, records
+    if found.note is not None:
+        warn(found.note)
+    return summary, found.records
 
 
 def page(title: str, body: str) -> str:
