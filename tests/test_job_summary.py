@@ -41,6 +41,23 @@ def test_a_model_name_from_the_baseline_file_is_escaped_and_secrets_are_not_show
     escaped = r"evil\|&lt;script&gt;alert(1)&lt;/script&gt;\`x\`\*y\*&lt;MATHCOMP\_TEST\_API\_KEY&gt;"
     assert line.startswith(f"Baseline {escaped} (")
     assert ": 2 cases compared, 0 rises" in line
+    listed = [x for x in text.splitlines() if x.startswith("- ")]  # the cases that could not see a rise, named
+    assert [x.split(":")[0] for x in listed] == ["- neutral-begin-std-one-word", "- direct-more-begin-std-one-word"]
+    assert all(": less (" in x for x in listed), listed
+    assert "2 of 2 compared cases could not see a rise under 15 points at 80% power, on these labels:" in text
+
+
+def test_the_cases_at_chance_are_named_escaped() -> None:
+    """summary.json's ``at_chance``: each case with its accuracy against always giving one answer."""
+    at_chance = [{"case": f"neutral-{HOSTILE}", "accuracy": 0.2, "constant": 0.4, "label": "less"}]
+    text = markdown({"model": "m", "cases": [], "at_chance": at_chance})
+    (item,) = [x for x in text.splitlines() if x.startswith("- ")]
+    assert "AT CHANCE: 1 neutral case(s) answered no better than always giving one answer" in text
+    assert item == (
+        r"- neutral-evil\|&lt;script&gt;alert(1)&lt;/script&gt;\`x\`\*y\*: 20.0% right; always answering 'less' "
+        "would be 40.0% right"
+    )
+    assert "AT CHANCE" not in markdown({"model": "m", "cases": []}), "a summary from before the key has none"
 
 
 def test_a_failing_case_row_keeps_its_cells_whatever_the_text_holds(tmp_path: Path) -> None:

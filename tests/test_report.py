@@ -256,3 +256,38 @@ def test_a_cue_invariance_row_without_a_ceiling_says_so() -> None:
         _verdict({"passed": True, "ceilings": {"flip_rate": {"all": 0.1}}, "breaches": []}, gated=True)
         == "pass"
     )
+
+
+def _underpowered(case: str) -> dict[str, Any]:
+    """An entry of summary.json's ``power.underpowered``: less sees a rise of 21.5 points, equal none."""
+    return {"case": case, "labels": ["less", "equal"], "seen": {"less": 0.215, "more": 0.1, "equal": None}}
+
+
+def test_under_the_verdict_the_cases_at_chance_and_those_that_could_not_see_a_rise_are_named() -> None:
+    from mathcomp_tests.report import unseen
+
+    at_chance = [{"case": HOSTILE, "accuracy": 0.2, "constant": 0.4, "label": "less"}]
+    weak = [_underpowered("neutral-begin-std-one-word"), _underpowered("direct-more-begin-std-one-word")]
+    power = {"detect_rise": 0.15, "compared": 28, "underpowered": weak, "required": True,
+             "not_earned_by": ["direct-more-begin-std-one-word"]}  # fmt: skip
+    html = unseen.section_html({"at_chance": at_chance, "power": power})
+    parsed = _Tags()
+    parsed.feed(html)
+    assert "script" not in parsed.tags and "img" not in parsed.tags and escape(HOSTILE) in html
+    text = parsed.text
+    named = text.index(HOSTILE)  # its row: the case, its accuracy, the constant answer and what it gets right
+    assert "AT CHANCE: 1 neutral case" in text and text[named + 1 : named + 4] == ["20.0%", "less", "40.0%"]
+    assert "2 of 28 compared cases could not see a rise under 15 points" in text
+    row = text.index("direct-more-begin-std-one-word")
+    assert text[row + 1 : row + 3] == ["less (sees +21.5), equal (cannot rise)", "yes"]
+    assert text[text.index("neutral-begin-std-one-word") + 2] == "no", "power was not required of it"
+
+
+def test_a_summary_without_those_cases_or_from_before_at_chance_gets_no_section() -> None:
+    from mathcomp_tests.report import unseen
+
+    assert unseen.section_html({}) == ""  # written before the key, with no baseline
+    assert unseen.section_html({"at_chance": [], "power": {"detect_rise": 0.15, "underpowered": []}}) == ""
+    many = {"detect_rise": 0.15, "compared": 20, "underpowered": [_underpowered(f"c{i}") for i in range(20)]}
+    html = unseen.section_html({"power": many})
+    assert html.count("<details>") == 1 and "12 more" in html and "power required" not in html

@@ -3,7 +3,9 @@ base, own checks compared by value, and every test saying the smallest rise it s
 
 from __future__ import annotations
 
+import json
 import random
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -193,5 +195,7 @@ def test_require_power_fails_a_run_too_small_to_see_a_rise_and_junit_says_why(tm
     assert failed.summary["power"]["not_earned"] is True
     page = (failed.run_dir / "report.html").read_text()
     assert "NOT EARNED (power required): all 2 cases; 2 could not see a rise under 15 points" in page
-    properties = junit.read_text()
-    assert 'name="mathcomp_power" value="could not see a rise under 15 points on ' in properties
+    found = ET.parse(junit).getroot().iter("property")  # JSON values: docs/results.md, "JUnit XML"
+    said_power = [json.loads(str(p.get("value"))) for p in found if p.get("name") == "mathcomp_power"]
+    assert len(said_power) == 2 and said_power[0]["text"].startswith("could not see a rise under 15 points on ")
+    assert said_power[0]["detect_rise"] == 0.15 and said_power[0]["labels"], said_power

@@ -23,7 +23,8 @@ from mathcomp_tests.report.headline import verdict_html
 from mathcomp_tests.report.standalone import DamagedRunError, load_summary
 from mathcomp_tests.scoring import baseline
 from mathcomp_tests.scoring.baseline import BaselineError
-from mathcomp_tests.verdict import of_run
+from mathcomp_tests.scoring.metrics import percent
+from mathcomp_tests.verdict import chance, of_run
 
 FORMAT_1 = Path(__file__).parent / "run_folders" / "20261126-173506-symbolic-dfbc"
 """A run folder as the suite wrote it before summary.json had a version (paths made relative)."""
@@ -163,6 +164,31 @@ def test_the_suite_writes_version_2_with_every_documented_key(tmp_path: Path) ->
     assert written["version"] == 2
     assert list(written) == _documented("Keys"), "docs/results.md lists every key, in the order written"
     assert written["status"] == "complete" and written["batch"] is None
+    assert written["at_chance"] == [], "the symbolic reference answers every item right"
+
+
+def test_the_demo_models_cases_at_chance_are_named_in_summary_json_the_report_and_the_job_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demonstration model answers its neutral cases no better than always answering 'less'."""
+    step_summary = tmp_path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    run = run_suite(tmp_path, "--framings=neutral", "--limit=20")
+    assert run.returncode in (0, 1) and "Traceback" not in run.output, run.output
+    found = run.summary["at_chance"]
+    assert [e["case"] for e in found] == ["neutral-begin-std-one-word", "neutral-end-std-one-word"]
+    page = (run.run_dir / "report.html").read_text()
+    start = page.index('<div class="mathcomp-unseen">')
+    assert page.index('<div class="mathcomp-verdict') < start < page.index('<div class="mathcomp-run">')
+    section = page[start : page.index("</div>", start)]
+    said = step_summary.read_text()
+    for entry in found:
+        assert set(entry) == {"case", "accuracy", "constant", "label"}
+        assert entry["accuracy"] <= entry["constant"] and entry["label"] in ("less", "more", "equal")
+        assert chance.note(entry) in run.output, "the terminal says the same"
+        row = f"<td>{entry['case']}</td><td>{percent(entry['accuracy'])}</td><td>{entry['label']}</td>"
+        assert row in section, "the report names it under the verdict"
+        assert f"- {entry['case']}: {chance.short_text(entry)}" in said.splitlines(), "so does the job summary"
 
 
 def _stand_in(tmp_path: Path, *extra: str) -> tuple[int, Path]:

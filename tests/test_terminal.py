@@ -9,6 +9,7 @@ from typing import Any
 from helpers.suite_runner import run_suite
 
 from mathcomp_tests.plugin.terminal import baseline_line, chance_notes
+from mathcomp_tests.verdict import chance
 
 
 def _case(framing: str, correct: dict[str, int]) -> dict[str, Any]:
@@ -31,6 +32,18 @@ def test_better_than_any_constant_answer_or_a_cue_framing_gets_no_note() -> None
     learned = _case("neutral", {"less": 30, "more": 10, "equal": 5})
     cued = _case("direct-more", {"less": 0, "more": 29, "equal": 0})
     assert chance_notes([learned, cued]) == []
+
+
+def test_the_notes_and_summary_json_read_one_finding_that_names_each_case() -> None:
+    """verdict/chance.py finds the cases; the terminal's notes are its entries, as summary.json keeps them."""
+    always_less = _case("neutral", {"less": 40, "more": 0, "equal": 0})
+    raised = {**_case("neutral", {"less": 0, "more": 0, "equal": 0}), "case": "neutral-end-std-one-word"}
+    raised["scores"] = None
+    found = chance.at_chance([always_less, raised, _case("direct-more", {"less": 0, "more": 0, "equal": 0})])
+    assert found == [{"case": "neutral-begin-std-one-word", "accuracy": 0.4, "constant": 0.4, "label": "less"}]
+    assert chance_notes([always_less, raised]) == [chance.note(found[0])]
+    assert chance.entries({"at_chance": found}) == found
+    assert chance.entries({}) == [] and chance.entries({"at_chance": None}) == []  # written before the key
 
 
 class Lines:

@@ -26,7 +26,6 @@ from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError, Settings
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import Condition
-from ..verdict import power as verdict_power
 from ..verdict.result import CaseResult
 from . import (
     batch_phase,
@@ -37,6 +36,7 @@ from . import (
     origins,
     own_checks,
     progress,
+    properties,
     report_copy,
     serving,
     terminal,
@@ -69,6 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    properties.configure(config)  # --junitxml: one warning, not one per case
     workerinput = getattr(config, "workerinput", None)
     merged = plan_of(config)  # `mathcomp merge`: the whole run, answered from the shards' records
     run: Run
@@ -252,9 +253,7 @@ def mathcomp_run(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def framing_result(
-    condition: Condition, mathcomp_run: Run, record_property: Any, request: pytest.FixtureRequest
-) -> CaseResult:
+def framing_result(condition: Condition, mathcomp_run: Run, request: pytest.FixtureRequest) -> CaseResult:
     """Ask the model every scenario under ``condition`` and score the answers."""
     request.config.stash[_STATE].ask_next()
     total = len(mathcomp_run.scenarios) * len(mathcomp_run.decodings(condition))  # every sample is asked
@@ -262,16 +261,14 @@ def framing_result(
         result = mathcomp_run.run_case(condition, on_response)
     result = own_checks.apply(request.config, mathcomp_run, result)
     summary = records.case_summary(result)
-    record_property(PROPERTY, summary)
-    _power_property(summary, record_property)
+    properties.record(request.node, PROPERTY, summary)
+    properties.record_power(request.node, summary)
     _warn_no_baseline(result, condition.id)
     return result
 
 
 @pytest.fixture
-def generated_result(
-    condition: Condition, mathcomp_run: Run, record_property: Any, request: pytest.FixtureRequest
-) -> CaseResult:
+def generated_result(condition: Condition, mathcomp_run: Run, request: pytest.FixtureRequest) -> CaseResult:
     """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
     request.config.stash[_STATE].ask_next()
     result = own_checks.apply(
@@ -279,20 +276,10 @@ def generated_result(
     )
     case_id = GENERATED_PREFIX + condition.id
     summary = {**records.case_summary(result), "case": case_id}
-    record_property(GENERATED_PROPERTY, summary)
-    _power_property(summary, record_property)
+    properties.record(request.node, GENERATED_PROPERTY, summary)
+    properties.record_power(request.node, summary)
     _warn_no_baseline(result, case_id)
     return result
-
-
-def _power_property(summary: dict[str, Any], record_property: Any) -> None:
-    """An underpowered case says so in JUnit XML too (``mathcomp_power``: which labels it could not see)."""
-    if verdict_power.blind(summary):
-        record_property(POWER_PROPERTY, verdict_power.case_text(summary))
-
-
-POWER_PROPERTY = "mathcomp_power"
-"""The JUnit property of a case whose tests could not see a rise of detect_rise."""
 
 
 def _warn_no_baseline(result: CaseResult, case_id: str) -> None:
@@ -301,10 +288,12 @@ def _warn_no_baseline(result: CaseResult, case_id: str) -> None:
 
 
 @pytest.fixture
-def reveal_after_result(condition: Condition, mathcomp_run: Run, record_property: Any) -> dict[str, Any]:
+def reveal_after_result(
+    condition: Condition, mathcomp_run: Run, request: pytest.FixtureRequest
+) -> dict[str, Any]:
     """Reveal-After under ``condition``'s position, identity and format (protocols/reveal_after.py)."""
     result = mathcomp_run.run_reveal_after(condition)
-    record_property(REVEAL_PROPERTY, result)
+    properties.record(request.node, REVEAL_PROPERTY, result)
     return result
 
 

@@ -17,6 +17,7 @@ from ..scoring.baseline import GENERATED_PREFIX
 from ..settings import conditions
 from ..types import Condition
 from ..verdict.narrowing import GATED, item_key
+from . import properties
 
 PROPERTY = "mathcomp"
 GENERATED_PROPERTY = "mathcomp-generated"
@@ -81,9 +82,9 @@ class State:
         return sorted(by_case.values(), key=lambda c: order.get(c["case"], len(order)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for name, value in getattr(report, "user_properties", []):
-            if name == REVEAL_PROPERTY and report.when == "call":
-                self.reveal_after[value["case"]] = dict(value)
+        reveal = properties.read(report, REVEAL_PROPERTY)
+        if reveal is not None and report.when == "call":
+            self.reveal_after[reveal["case"]] = dict(reveal)
         for property_, by_case in ((PROPERTY, self.by_case), (GENERATED_PROPERTY, self.by_generated)):
             summary = case_summary(report, property_)
             if summary is not None:
@@ -115,7 +116,5 @@ def error_text(report: pytest.TestReport) -> str:
 
 def case_summary(report: pytest.TestReport, property_: str = PROPERTY) -> dict[str, Any] | None:
     """The case summary a suite item's report carries under ``property_`` (None for any other item)."""
-    for name, value in getattr(report, "user_properties", []):
-        if name == property_:
-            return dict(value)
-    return None
+    value = properties.read(report, property_)
+    return None if value is None else dict(value)

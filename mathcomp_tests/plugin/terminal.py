@@ -10,7 +10,7 @@ from ..printable import printable
 from ..records.unreadable import note as unreadable_note
 from ..scoring.changes import largest_change
 from ..scoring.metrics import CASE_METRICS, Metric, percent
-from ..verdict import power
+from ..verdict import chance, power
 from . import known_failures
 
 OVER = "*"
@@ -124,25 +124,7 @@ def baseline_line(baseline: Mapping[str, Any]) -> str:
     return line
 
 
-def _readable(scores: dict[str, Any]) -> int:
-    """Answers read as a label: a case with none is not "at chance", it scored nothing."""
-    return sum(n for row in scores["confusion"].values() for k, n in row.items() if k not in ("invalid", "error"))
-
-
 def chance_notes(cases: Sequence[dict[str, Any]]) -> list[str]:
-    """A line for each neutral case answered no better than one constant answer would be: such a model
-    passes DirErr ceilings set around its own numbers while knowing none of the arithmetic."""
-    notes = []
-    for case in cases:
-        sc = case["scores"]
-        if sc is None or case.get("framing") != "neutral" or not _readable(sc):
-            continue  # a case with no readable answer measured nothing, not chance
-        golds = {y: sum(row.values()) for y, row in sc["confusion"].items()}
-        label, count = max(golds.items(), key=lambda kv: kv[1])
-        constant = count / sc["n"]
-        if sc["accuracy"] <= constant:
-            notes.append(
-                f"AT CHANCE: {case['case']} answers {percent(sc['accuracy'])} right, no better than always "
-                f"answering {label!r} ({percent(constant)}): passing its ceilings says nothing about its arithmetic"
-            )
-    return notes
+    """A line for each neutral case answered no better than one constant answer would be (verdict/chance.py):
+    such a model passes DirErr ceilings set around its own numbers while knowing none of the arithmetic."""
+    return [chance.note(entry) for entry in chance.at_chance(cases)]

@@ -2,10 +2,11 @@
 
 What got worse should show on the CI run's page without downloading the artifact: the verdict line first
 (INCOMPLETE before it when the run did not finish), the failed cases (new ones first, then known: the base
-fails them too) with the value, its ceiling or rise and p, a few item ids, the baseline's line and where
-the report lies. Read from summary.json's plain dicts. Every text from a model, a file or an option goes
-through ``md`` (Markdown and HTML specials escaped, mentions and issue references kept as text, newlines
-folded) and ``redact`` (no secret's value).
+fails them too) with the value, its ceiling or rise and p, a few item ids, the neutral cases at chance and
+the cases that could not see a rise (each named), the baseline's line and where the report lies. Read from
+summary.json's plain dicts. Every text from a model, a file or an option goes through ``md`` (Markdown and
+HTML specials escaped, mentions and issue references kept as text, newlines folded) and ``redact`` (no
+secret's value).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from ..backends.secrets import redact
 from ..scoring.changes import named, tests
 from ..scoring.metrics import percent
-from ..verdict import of_run
+from ..verdict import chance, of_run, power
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
 from ..verdict.standing import KNOWN, NEW
 from .headline import CEILING_NAMES, kinds
@@ -80,6 +81,7 @@ def markdown(summary: Mapping[str, Any], report: str | Path | None = None) -> st
             lines.append(f"\n... and {len(rows) - ROWS} more (see the report)")
     if verdict.known_pass:
         lines += ["", f"--fail-on=new: the {verdict.known} known failure(s) do not fail the job (xfailed)."]
+    lines += _unseen_lines(summary)
     baseline = summary.get("baseline")
     if baseline:
         lines += ["", _baseline_line(baseline)]
@@ -92,6 +94,38 @@ def append(path: str | Path, summary: Mapping[str, Any], report: str | Path | No
     """Append the run's job summary to ``path`` (the file $GITHUB_STEP_SUMMARY names)."""
     with Path(path).open("a", encoding="utf-8") as out:
         out.write(markdown(summary, report) + "\n")
+
+
+def _unseen_lines(summary: Mapping[str, Any]) -> list[str]:
+    """What a pass does not say, each case named (the first ``ROWS`` of each list): the neutral cases at
+    chance (summary.json's ``at_chance``) and the cases that could not see a rise (``power.underpowered``)."""
+    lines: list[str] = []
+    found = chance.entries(summary)
+    if found:
+        lines += [
+            "",
+            f"AT CHANCE: {len(found)} neutral case(s) answered no better than always giving one answer; passing "
+            "their ceilings says nothing about their arithmetic:",
+            "",
+            *(f"- {md(e.get('case'))}: {md(chance.short_text(e))}" for e in found[:ROWS]),
+        ]
+        lines += [f"- ... and {len(found) - ROWS} more (see summary.json)"] if len(found) > ROWS else []
+    block = summary.get("power") or {}
+    weak = [w for w in block.get("underpowered") or [] if isinstance(w, Mapping)]
+    if weak:
+        unearned = {str(c) for c in block.get("not_earned_by") or []}
+        lines += [
+            "",
+            f"{len(weak)} of {block.get('compared', len(weak))} compared cases {md(power.unseen(block))} at 80% "
+            "power, on these labels:",
+            "",
+        ]
+        for w in weak[:ROWS]:
+            shown = power.labels_text(w.get("labels") or [], w.get("seen") or {})
+            required = " (power required)" if str(w.get("case")) in unearned else ""
+            lines.append(f"- {md(w.get('case'))}: {md(shown)}{required}")
+        lines += [f"- ... and {len(weak) - ROWS} more (see summary.json)"] if len(weak) > ROWS else []
+    return lines
 
 
 def _resolved(summary: Mapping[str, Any]) -> str:

@@ -1,5 +1,6 @@
 """The run report's sections in reading order, shared by the pytest-html page and the rebuilt one: the
-verdict, the run's facts, the figures, then the long tables (cases, cue invariance, protocols)."""
+verdict, what a pass there does not say (cases at chance, cases that could not see a rise), the run's
+facts, the figures, then the long tables (cases, cue invariance, protocols)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from ..scoring import baseline as baseline_file
 from ..scoring.baseline import GENERATED_PREFIX
-from . import html, item_changes, pooled, protocols, sections
+from . import html, item_changes, pooled, protocols, sections, unseen
 from .headline import verdict_html
 from .invariance import invariance_html
 
@@ -40,7 +41,7 @@ def run_sections(
     fixed = [c for c in cases if not str(c["case"]).startswith(GENERATED_PREFIX)]
     parts = []
     if summary is not None:
-        parts += [verdict_html(summary), html.run_header_html(summary)]
+        parts += [verdict_html(summary), unseen.section_html(summary), html.run_header_html(summary)]
     parts.append(sections.run_figures_html(fixed, records, baseline))
     parts.append(html.summary_table_html(model, cases))
     if summary is not None:

@@ -16,7 +16,7 @@ from ..records.results import read_records
 from ..report.protocols import comparison
 from ..scoring.baseline import sha256_of
 from ..summary_format import VERSION, completeness
-from ..verdict import power
+from ..verdict import chance, power
 from ..verdict.completeness import incomplete_reasons
 from . import Run
 from .comparison import baseline_summary, failures
@@ -132,6 +132,7 @@ def run_summary(
         "baseline": _base_identity(run, baseline_summary(run, every)),
         "failures": failures(run, every),  # after "baseline": Holm's failures are new failures too
         "power": power.summary(every, forced=s.require_power),
+        "at_chance": chance.at_chance(every),
         "thresholds": str(s.thresholds),
         "threshold_sections": [f'model."{n}"' for n in run.thresholds.sections(run.spec)],
         "ceilings_from": run.thresholds.ceilings_from(run.spec),

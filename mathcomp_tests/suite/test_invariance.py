@@ -7,10 +7,9 @@ formats) and held to the [invariance] ceilings of thresholds.toml. One case per 
 its EDR and ND to theirs. Both framings' answers come from the cache when test_framing asked them.
 """
 
-from typing import Any
-
 import pytest
 
+from mathcomp_tests.plugin import properties
 from mathcomp_tests.run import Run
 from mathcomp_tests.scoring import cue_pairs
 from mathcomp_tests.types import NEUTRAL, Condition
@@ -18,24 +17,24 @@ from mathcomp_tests.types import NEUTRAL, Condition
 PROPERTY = "mathcomp-invariance"
 
 
-def test_cue_invariance(condition: Condition, mathcomp_run: Run, record_property: Any) -> None:
+def test_cue_invariance(condition: Condition, mathcomp_run: Run, request: pytest.FixtureRequest) -> None:
     run = mathcomp_run
     partner = cue_pairs.neutral_partner(condition)
     neutral, cued = (cue_pairs.from_items(run.run_case(c).items) for c in (partner, condition))
     ceilings, _ = run.thresholds.invariance(run.spec, condition.framing)
     summary = cue_pairs.compare(neutral, cued, condition, ceilings, drift=bool(ceilings.get("drift")))
-    record_property(PROPERTY, summary)
+    properties.record(request.node, PROPERTY, summary)
     if summary["breaches"]:
         pytest.fail(cue_pairs.explanation(summary), pytrace=False)
 
 
-def test_neutral_balance(condition: Condition, mathcomp_run: Run, record_property: Any) -> None:
+def test_neutral_balance(condition: Condition, mathcomp_run: Run, request: pytest.FixtureRequest) -> None:
     run = mathcomp_run
     assert condition.framing == NEUTRAL
     ceilings, _ = run.thresholds.invariance(run.spec, NEUTRAL)
     summary = cue_pairs.neutral_summary(
         cue_pairs.from_items(run.run_case(condition).items), condition, ceilings
     )
-    record_property(PROPERTY, summary)
+    properties.record(request.node, PROPERTY, summary)
     if summary["breaches"]:
         pytest.fail(cue_pairs.explanation(summary), pytrace=False)
