@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -240,10 +241,12 @@ class _Tags(HTMLParser):
         super().__init__()
         self.names: set[str] = set()
         self.attributes: set[str] = set()
+        self.links: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.names.add(tag)
         self.attributes |= {name for name, _ in attrs}
+        self.links += [value or "" for name, value in attrs if name == "href"]
 
 
 def test_the_html_page_escapes_what_a_model_wrote(
@@ -272,10 +275,13 @@ def test_the_html_page_escapes_what_a_model_wrote(
     assert {"script", "img", "link", "iframe", "object"} & tags.names == set(), (
         "no element from a model's answer"
     )
-    assert not [a for a in tags.attributes if a.startswith("on") or a in ("src", "href")], (
-        "nothing runs or loads"
+    assert not [a for a in tags.attributes if a.startswith("on") or a == "src"], "nothing runs or loads"
+    assert tags.links and all(link.startswith("#mathcomp-diff-case-") for link in tags.links), (
+        "the only links go down the page, from the table of cases to their items"
     )
-    assert 'id="mathcomp-diff-changed-only" checked' in text
+    assert "mathcomp-diff-changed-only" not in text and 'class="mathcomp-same' not in text, (
+        "the changed items alone: no unchanged row hidden by a filter"
+    )
     assert "\x1b" not in out and "\\x1b" in out, "no control character reaches the terminal raw"
 
 
@@ -291,7 +297,9 @@ def test_the_run_report_lists_what_changed_item_by_item(
         for chunk in page.split("<tr ")[1:]
         if "data-scenario=" in chunk.split(">", 1)[0]
     )
-    assert rows == {"changed": changed, "same": 24 - changed}
+    assert rows == {"changed": changed}, "the report lists the changed items alone"
+    unchanged = [int(n) for n in re.findall(r"<p>(\d+) items? unchanged, not listed\.</p>", page)]
+    assert sum(unchanged) == 24 - changed, "the others counted"
     assert f"Against the baseline {runs.reference.run_dir}" in page
     # a rebuilt report finds the same baseline and draws the same section
     code, _, err = call(capsys, "report", str(runs.demo.run_dir))
@@ -338,3 +346,30 @@ def test_an_html_page_inside_a_run_it_reads_is_refused_and_nothing_is_touched(
     said = err.strip().splitlines()[-1]
     assert f"--html {target}: " in said and "-o " not in said, said
     assert {p: p.read_bytes() for run in (a, b) for p in sorted(run.rglob("*")) if p.is_file()} == before
+
+
+def test_the_cases_come_in_the_gates_order_led_by_a_table_and_regression_is_said_once(
+    runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gate failed the neutral case (over its ceiling) and passed the cued one: the neutral case comes
+    first, in the text, the table and the items, though the cued one has the larger regression."""
+    run_dir = Path(shutil.copytree(runs.demo.run_dir, tmp_path / "gated"))
+    summary = json.loads((run_dir / results.SUMMARY).read_text())
+    for case in summary["cases"]:
+        if case["case"] == NEUTRAL:
+            case |= {"passed": False, "breaches": ["DirErr(less)"]}
+            case["ceilings"]["dir_err"]["less"] = 0.0
+        else:
+            case |= {"passed": True, "breaches": []}
+    (run_dir / results.SUMMARY).write_text(json.dumps(summary))
+    page = tmp_path / "diff.html"
+    code, out, err = call(capsys, "diff", "--html", str(page), str(runs.reference.run_dir), str(run_dir))
+    assert code == 0, err
+    headers = [line.split(" (")[0] for line in out.splitlines() if line.startswith((CUED, NEUTRAL))]
+    assert headers == [NEUTRAL, CUED], out
+    assert out.count("Regression = ") == 1 and "Cases in the gate's order" in out
+    text = page.read_text()
+    assert text.count("Regression = ") == 1
+    table = text.split('class="mathcomp-case-list">', 1)[1].split("</table>", 1)[0]
+    assert table.index(NEUTRAL) < table.index(CUED) and "FAILED: DirErr(less)" in table
+    assert text.index(f'data-case="{NEUTRAL}"') < text.index(f'data-case="{CUED}"'), "items in the same order"

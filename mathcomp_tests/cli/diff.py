@@ -1,10 +1,12 @@
 """`mathcomp diff RUN_A RUN_B`: what changed from one run to a later one of the same selection, item by item.
 
 RUN_A is the earlier run (the base), RUN_B the newer (the candidate); each is a run folder (reports/<run-id>)
-or a baseline file (written by --update-baseline). Per case, the worst regression first (right to wrong +
-to the cue word's label - wrong to right - off it): the counts of each kind of change, per label how
-many items newly answered it and how many no longer (the paired test's pairs), then each changed item with
-its prompt (shortened), both answers and, under --scoring=logprob, both runs' label probabilities.
+or a baseline file (written by --update-baseline). The cases in the gate's order when RUN_B is a run folder
+(its failed cases first, the largest rise over the baseline first; else the worst regression first: right
+to wrong + to the cue word's label - wrong to right - off it). Per case: the counts of each kind of change,
+per label how many items newly answered it and how many no longer (the paired test's pairs), then each
+changed item (--all: every item) with its prompt (shortened), both answers and, under --scoring=logprob,
+both runs' label probabilities. --html writes the same page, opening with a table of the cases.
 A baseline file keeps answers as letters: no prompt or answer text on its side.
 
 Exit status: 0 done; 1 damaged input (a results.jsonl line cut short, an unreadable baseline file) or an
@@ -20,7 +22,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..printable import printable
 from .command import check_output, fail, usage_error, write
@@ -59,7 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..records import answer_sets
-    from ..report.item_changes import changes_html, counted
+    from ..report.item_changes import ORDER, ORDER_WITHOUT_GATE, REGRESSION, changes_html, counted
     from ..scoring import item_changes
 
     check_output(parser, args.html, "--html", (args.run_a, args.run_b))
@@ -85,13 +87,21 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         f"{counted(len(changes), 'case')}, {counted(sum(len(c.items) for c in changes), 'item')} compared, "
         f"{changed} changed."
     )
-    show("\n".join([*lines, *(line for case in changes for line in _case_lines(case, args.every))]))
+    changes = _in_gate_order(changes, candidate.summary)
+    shown = [*lines, REGRESSION, ORDER if candidate.summary else ORDER_WITHOUT_GATE]
+    show("\n".join([*shown, *(line for case in changes for line in _case_lines(case, args.every))]))
     if args.html is None:
         return 0
     from ..report.standalone import page
 
     body = changes_html(
-        changes, "A (earlier)", "B (newer)", lines, "mathcomp-diff", changed_only=not args.every
+        changes,
+        "A (earlier)",
+        "B (newer)",
+        lines,
+        "mathcomp-diff",
+        every=args.every,
+        summary=candidate.summary,
     )
     return write(args.html, page(f"MathComp diff: {args.run_a} -> {args.run_b}", body))
 
@@ -105,11 +115,18 @@ def show(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _in_gate_order(changes: list[CaseChanges], summary: Mapping[str, Any] | None) -> list[CaseChanges]:
+    """``changes`` in the gate's order (report/gate_order.py) where the newer run's summary.json says it."""
+    from ..report import gate_order
+
+    order = {c: i for i, c in enumerate(gate_order.ordered([c.case for c in changes], summary))}
+    return sorted(changes, key=lambda c: order[c.case])
+
+
 def _heading(
     base: AnswerSet, candidate: AnswerSet, golds: Mapping[str, Mapping[str, str | None]]
 ) -> list[str]:
     from ..records.answer_sets import LETTERS_ONLY
-    from ..report.item_changes import REGRESSION
 
     lines = [
         f"{name}: {printable(str(side.source))} ({side.kind}, model {printable(side.model)})"
@@ -123,7 +140,6 @@ def _heading(
             "Neither side keeps the gold labels (two baseline files, their dataset not found as it was): "
             "right to wrong and wrong to right are not said."
         )
-    lines.append(REGRESSION)
     return lines
 
 

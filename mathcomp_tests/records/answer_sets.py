@@ -9,7 +9,7 @@ writing it) is damaged here, not trimmed, since a dropped answer would look like
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,8 @@ class AnswerSet:
     """case id -> scenario id -> Answer (test_generated's cases as ``generated:<id>``)."""
     golds: dict[str, dict[str, str | None]]
     """case id -> scenario id -> gold label; empty where the source keeps none (a baseline file)."""
+    summary: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """A run folder's summary.json (the gate's reading of each case); None for a baseline file."""
 
     @property
     def has_text(self) -> bool:
@@ -106,7 +108,7 @@ def from_records(
         else None,
     )
     model = str(summary.get("model") or "?")
-    return AnswerSet(source, RUN_FOLDER, model, selection, answers, golds)
+    return AnswerSet(source, RUN_FOLDER, model, selection, answers, golds, summary)
 
 
 def _draw(source: Path, block: Any) -> Draw | None:

@@ -1,8 +1,9 @@
-"""The report's section "What changed, item by item" (and `mathcomp diff --html`'s page): per case, worst
-regression first, the counts of each kind of change and per label, then every item with its prompt, both
-answers and both runs' label probabilities. A "changed only" checkbox hides the items that did not change;
-it works by CSS alone (no script: the page stays one file that runs nothing but pytest-html's own code).
-Every text is escaped: prompts, answers and model names are untrusted."""
+"""The report's section "What changed, item by item" (and `mathcomp diff --html`'s page): first a table of
+every case in the gate's order (the failed cases first, the largest rise over the baseline first: report/
+gate_order.py), then per case, in the same order, the counts of each kind of change and per label, and the
+items that changed, each with its prompt, both answers and both runs' label probabilities. The items that
+did not change are counted, not listed (``every``: listed too, behind a "changed items only" checkbox that
+works by CSS alone, with no script). Every text is escaped: prompts, answers and model names are untrusted."""
 
 from __future__ import annotations
 
@@ -16,11 +17,15 @@ from ..scoring import item_changes
 from ..scoring.baseline_format import GENERATED_PREFIX
 from ..scoring.item_changes import Answer, CaseChanges, ItemChange, LabelFlips
 from ..types import LABELS
+from . import gate_order
 
 TITLE = "What changed, item by item"
 REGRESSION = (
-    "Regression = right to wrong + to the cue word's label - wrong to right - off the cue word's label; cases "
-    "sorted by it, worst first."
+    "Regression = right to wrong + to the cue word's label - wrong to right - off the cue word's label."
+)
+ORDER = "Cases in the gate's order: the failed cases first, the largest rise over the baseline first."
+ORDER_WITHOUT_GATE = (
+    "Cases by regression, worst first (the newer side has no summary.json to take the gate's order from)."
 )
 SHORT_PROMPT = 160
 SHORT_ANSWER = 160
@@ -73,7 +78,7 @@ def section_html(
         lines.append(f"No baseline answers for {', '.join(missing)}.")
     if not base.has_text:
         lines.append(f"The baseline: {answer_sets.LETTERS_ONLY}.")
-    return changes_html(changes, "baseline", "this run", lines, "mathcomp-changes", changed_only=True)
+    return changes_html(changes, "baseline", "this run", lines, "mathcomp-changes", summary=summary)
 
 
 def _fixed(answers: Mapping[str, Any]) -> dict[str, Any]:
@@ -96,26 +101,71 @@ def changes_html(
     candidate: str,
     lines: Sequence[str],
     anchor: str,
-    changed_only: bool = True,
+    every: bool = False,
+    summary: Mapping[str, Any] | None = None,
 ) -> str:
-    """The section: ``lines`` (plain text) under its title, the filter, then each case; ``base`` and
-    ``candidate`` name the two runs' columns; ``anchor`` is the section's id (the filter's is derived)."""
+    """The section: ``lines`` (plain text) under its title, the table of cases, then each case with its
+    changed items (``every``: all its items, with the filter); ``base`` and ``candidate`` name the two runs'
+    columns; ``anchor`` is the section's id; ``summary``, the newer run's summary.json, gives the gate's order
+    and each case's standing (without it, the cases keep their order: regression, worst first)."""
+    found = gate_order.standings(summary)
+    if found:
+        order = {c: i for i, c in enumerate(gate_order.ordered([c.case for c in changes], summary))}
+        changes = sorted(changes, key=lambda c: order[c.case])
     box = f"{anchor}-changed-only"
-    checked = " checked" if changed_only else ""
+    filtered = [
+        f'<input type="checkbox" class="mathcomp-changed-only" id="{escape(box)}" checked>',
+        f'<label for="{escape(box)}">changed items only</label>',
+    ]
     parts = [
         STYLE,
         f'<div class="mathcomp-changes" id="{escape(anchor)}"><h2>{escape(TITLE)}</h2>',
-        *(f"<p>{escape(line)}</p>" for line in [*lines, REGRESSION]),
-        f'<input type="checkbox" class="mathcomp-changed-only" id="{escape(box)}"{checked}>',
-        f'<label for="{escape(box)}">changed items only</label>',
+        *(f"<p>{escape(line)}</p>" for line in [*lines, ORDER if found else ORDER_WITHOUT_GATE]),
+        _cases_table(changes, found, anchor, every),
+        *(filtered if every else []),
         '<div class="mathcomp-changes-body">',
-        *(_case_html(c, base, candidate) for c in changes),
+        *(
+            _case_html(c, base, candidate, every, _case_anchor(anchor, i))
+            for i, c in enumerate(changes)
+            if every or c.changed
+        ),
         "</div></div>",
     ]
     return "".join(parts)
 
 
-def _case_html(case: CaseChanges, base: str, candidate: str) -> str:
+def _case_anchor(anchor: str, index: int) -> str:
+    return f"{anchor}-case-{index}"
+
+
+def _case_link(case: CaseChanges, anchor: str, every: bool) -> str:
+    """The case's name, a link down to its items where the page lists them."""
+    if every or case.changed:
+        return f'<a href="#{escape(anchor)}">{escape(case.case)}</a>'
+    return escape(case.case)
+
+
+def _cases_table(
+    changes: Sequence[CaseChanges], found: Mapping[str, gate_order.Standing], anchor: str, every: bool
+) -> str:
+    """One row per case, in the order given: its standing at the gate, items changed, regression, a link
+    down to its items."""
+    rows = []
+    for index, case in enumerate(changes):
+        standing = found.get(case.case)
+        gate = "" if standing is None else ("FAILED: " if standing.failed else "") + standing.why
+        tone = ' class="mathcomp-worse"' if standing is not None and standing.failed else ""
+        rows.append(
+            f'<tr{tone}><td><a href="#{escape(_case_anchor(anchor, index))}">{escape(case.case)}</a></td>'
+            f"<td>{escape(gate)}</td><td>{len(case.changed)} of {len(case.items)}</td>"
+            f"<td>{case.regression:+d}</td></tr>"
+        )
+    head = "<tr><th>case</th><th>at the gate</th><th>items changed</th><th>regression</th></tr>"
+    return f'<p>{escape(REGRESSION)}</p><table class="mathcomp-case-list">{head}{"".join(rows)}</table>'
+
+
+def _case_html(case: CaseChanges, base: str, candidate: str, every: bool, anchor: str) -> str:
+    """One case under the id ``anchor``: its counts, then its changed items (``every``: all of them)."""
     counts = case.counts
     cue = f", cue {case.cue}" if case.cue else ", no cue"
     head = f"{case.case}{cue}: regression {case.regression:+d}, {len(case.changed)} of {len(case.items)} items changed"
@@ -124,16 +174,23 @@ def _case_html(case: CaseChanges, base: str, candidate: str) -> str:
     scored = any(f.shift is not None for f in case.labels)  # under label scoring, in both runs
     labels = "".join(_label_row(f, scored) for f in case.labels)
     shift = "<th>mean change of its probability (gold not this label)</th>" if scored else ""
-    rows = "".join(_item_html(i, base, candidate) for i in case.items)
+    shown = case.items if every else case.changed
+    rows = "".join(_item_html(i, base, candidate) for i in shown)
     nothing = "" if case.changed else " mathcomp-nothing"
+    unchanged = len(case.items) - len(case.changed)
+    left = "" if every or not unchanged else f"<p>{counted(unchanged, 'item')} unchanged, not listed.</p>"
+    items = (
+        '<table class="mathcomp-items"><tr><th>scenario</th><th>gold</th><th>change</th><th>prompt</th>'
+        f"<th>{escape(base)}</th><th>{escape(candidate)}</th></tr>{rows}</table>"
+        if shown
+        else ""
+    )
     return (
-        f'<div class="mathcomp-changes-case{nothing}" data-case="{escape(case.case)}">'
+        f'<div class="mathcomp-changes-case{nothing}" id="{escape(anchor)}" data-case="{escape(case.case)}">'
         f"<h3>{escape(head)}</h3>"
         f"<table><tr>{kinds}</tr><tr>{numbers}</tr></table>"
         "<table><tr><th>label</th><th>rose (newly answered)</th><th>fell (no longer)</th>"
-        f"{shift}</tr>{labels}</table>"
-        '<table class="mathcomp-items"><tr><th>scenario</th><th>gold</th><th>change</th><th>prompt</th>'
-        f"<th>{escape(base)}</th><th>{escape(candidate)}</th></tr>{rows}</table></div>"
+        f"{shift}</tr>{labels}</table>{items}{left}</div>"
     )
 
 
