@@ -10,8 +10,10 @@ docs/results.md ("summary.json, key by key") is the schema.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,8 @@ from typing import Any
 from .finite import json_safe
 
 NAME = "summary.json"
+PACKED = NAME + ".gz"
+"""A night's record keeps its summary gzipped (site/night_record.py); every reader reads either."""
 VERSION = 2
 """The format written now. 1: the files written before summary.json said its version (read as they are)."""
 COMPLETE = "complete"
@@ -62,15 +66,30 @@ def write(run_dir: Path, summary: Mapping[str, Any]) -> Path:
     return path
 
 
+def path_in(folder: Path) -> Path:
+    """The summary ``folder`` holds: summary.json, else a record's summary.json.gz (either may be missing)."""
+    plain = folder / NAME
+    return (
+        folder / PACKED
+        if not plain.exists() and not plain.is_symlink() and (folder / PACKED).exists()
+        else plain
+    )
+
+
 def load(run_dir: Path) -> dict[str, Any]:
-    """``run_dir``/summary.json as a dict, its version checked (see ``version``)."""
-    path = run_dir / NAME
+    """``run_dir``/summary.json (or a record's summary.json.gz) as a dict, its version checked (``version``)."""
+    path = path_in(run_dir)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = (gzip.decompress(raw) if path.name == PACKED else raw).decode("utf-8")
     except FileNotFoundError as exc:
         raise MissingSummary(f"{run_dir}: not a finished run folder (no {NAME})") from exc
-    except OSError as exc:
-        raise DamagedSummary(f"{path}: cannot be read ({exc.strerror or exc}); {EXPECTED}") from exc
+    except OSError as exc:  # gzip.BadGzipFile and EOFError too: a packed summary that does not unpack
+        raise DamagedSummary(
+            f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc}); {EXPECTED}"
+        ) from exc
+    except (EOFError, UnicodeDecodeError, zlib.error) as exc:
+        raise DamagedSummary(f"{path}: cannot be read ({exc}); {EXPECTED}") from exc
     try:
         summary = json.loads(text)
     except ValueError as exc:

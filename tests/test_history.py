@@ -3,7 +3,9 @@ case with the worst rise named (a mean over cases hides a rise in one case), par
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from helpers.suite_runner import REPO, SuiteRun, run_suite
 from helpers.summaries import case, change, summary
 
 from mathcomp_tests.cli import main
+from mathcomp_tests.report import history as history_view
 from mathcomp_tests.report.standalone import history
 
 BASE = "hf:fixtures/models/mathcomp-tiny"
@@ -316,3 +319,33 @@ def test_control_characters_in_a_model_name_never_reach_the_terminal_raw(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\r" not in out
     assert "[hf:\\x1b[2J\\x1b[31mevil\\rmodel]" in out.splitlines()
+
+
+def _lefts(page: str, run_id: str) -> list[float]:
+    """Where (percent of the picture's width) the page puts the links over ``run_id``'s points."""
+    found = re.findall(rf'href="nights/{re.escape(run_id)}/report.html" title="[^"]*"[^>]*left:([0-9.]+)%', page)
+    return [float(x) for x in found]
+
+
+def test_runs_are_placed_by_when_they_ran_and_each_points_to_its_night() -> None:
+    """Nights on the 1st, 2nd and 10th: the gap to the 10th is eight times the first, not one step; a run
+    whose id tells no time is placed before every dated one, and the page says how."""
+    ids = ["20261201-031700-tiny-aa01", "20261202-031700-tiny-aa02", "20261210-031700-tiny-aa03", "nightly-a"]
+    rows = history_view.rows([_night(r, _cases()) for r in ids])
+    page = history_view.page_body(rows, links={r: f"nights/{r}/report.html" for r in ids})
+    first, second, tenth, undated = (_lefts(page, r) for r in ids)
+    assert all(len(x) == 3 and len(set(x)) == 1 for x in (first, second, tenth, undated)), "a point per panel"
+    assert tenth[0] - second[0] == pytest.approx(8 * (second[0] - first[0]), rel=0.02)
+    assert undated[0] < first[0]
+    assert (
+        '1 run whose run id tells no time: placed before the oldest dated run, one step apart in run-id order, '
+        'in the band marked "time unknown".' in html.unescape(page)
+    )
+    assert page.count('<a href="nights/20261210-031700-tiny-aa03/report.html">') == 1, "its row in the table"
+
+
+def test_history_text_is_escaped_in_links_and_tooltips() -> None:
+    evil = '"><script>alert(1)</script>'
+    rows = history_view.rows([_night("20261201-031700-tiny-aa01", _cases(), model=evil)])
+    page = history_view.page_body(rows, links={"20261201-031700-tiny-aa01": 'x"><b>.html'})
+    assert "<script>" not in page and "<b>" not in page and "&lt;script&gt;" in page

@@ -38,6 +38,8 @@ from helpers.nightly_ci import (
 )
 from helpers.suite_runner import REPO, run_suite
 
+from mathcomp_tests import summary_format
+
 
 def test_the_workflow_runs_a_matrix_of_models_on_a_chosen_runner() -> None:
     job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["suite"]
@@ -81,9 +83,9 @@ def test_the_nightly_commands_compare_with_the_baseline_and_publish_the_report(
     assert summary["baseline"]["compared"] == 2 and summary["baseline"]["rises"] == []
     assert summary["resolved"] == ("symbolic" if model == "symbolic" else "hf:fixtures/models/mathcomp-tiny")
     (record,) = (ci.artifacts / f"mathcomp-record-{slug}-0").iterdir()
-    assert record.name == summary["run_id"] and json.loads((record / "summary.json").read_text()) == summary
+    assert record.name == summary["run_id"] and summary_format.load(record) == summary
     # No diff.html: the baseline holds no generated cases, so the diff refuses (three_nights has one).
-    assert {p.name for p in record.iterdir()} == {"summary.json", "report.html"}
+    assert {p.name for p in record.iterdir()} == {"summary.json.gz", "report.html.gz"}
     origin = origin_repo(tmp_path)
     history = ci.run("history", history_env(tmp_path, 1), cwd=checkout(tmp_path, origin, 1))
     assert [p.returncode for p in history if p.returncode is not None] == [0, 0, 0, 0], said(history)
@@ -228,7 +230,7 @@ def test_history_keeps_every_night_across_ci_runs_and_marks_the_cancelled_one(
     kept_1 = git(
         "--git-dir", str(three_nights["origin"]), "ls-tree", "--name-only", f"{BRANCH}:{night_1.name}"
     )
-    assert kept_1.split() == ["diff.html", "report.html", "summary.json"], "a finished night's whole record"
+    assert kept_1.split() == ["diff.html.gz", "report.html.gz", "summary.json.gz"], "a finished night's whole record"
     site = three_nights["tmp"] / "night-3" / "site"
     assert (site / "index.html").is_file()
     page = (site / "history.html").read_text()

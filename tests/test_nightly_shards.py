@@ -27,6 +27,7 @@ from helpers.nightly_ci import (
 )
 from helpers.suite_runner import REPO, run_suite
 
+from mathcomp_tests import summary_format
 from mathcomp_tests.verdict.of_run import verdict
 
 pytestmark = pytest.mark.xdist_group("nightly-shards")
@@ -39,7 +40,7 @@ MERGE = "Merge the shards and gate the night"
 def _record(folder: Path) -> dict[str, Any]:
     """The one night record under ``folder``."""
     (record,) = folder.iterdir()
-    return dict(json.loads((record / "summary.json").read_text()))
+    return summary_format.load(record)
 
 
 def _sharded_night(

@@ -9,6 +9,7 @@ it) and copies of their summary.json edited where a test needs another verdict o
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import shutil
@@ -19,10 +20,12 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from helpers.packed_pages import unpacked
 from helpers.suite_runner import SuiteRun, run_suite
 
+from mathcomp_tests import summary_format
 from mathcomp_tests.cli import main
-from mathcomp_tests.site import plain_files
+from mathcomp_tests.site import packed
 from mathcomp_tests.verdict import of_run
 
 SELECTION = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")
@@ -45,18 +48,21 @@ def mathcomp(*argv: str | Path) -> tuple[int, str, str]:
 
 
 class Page(HTMLParser):
-    """A page's tags, links, text, and each table's rows (cell texts)."""
+    """A page's tags, links, title, text, and each table's rows (cell texts)."""
 
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.tags: list[tuple[str, dict[str, str | None]]] = []
         self.tables: list[list[list[str]]] = []
         self.text: list[str] = []
+        self.title = ""
         self._cell: list[str] | None = None
+        self._in_title = False
         self.feed(path.read_text(encoding="utf-8"))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, dict(attrs)))
+        self._in_title = tag == "title"
         if tag == "table":
             self.tables.append([])
         elif tag == "tr":
@@ -65,12 +71,15 @@ class Page(HTMLParser):
             self._cell = []
 
     def handle_endtag(self, tag: str) -> None:
+        self._in_title = False
         if tag in ("td", "th") and self._cell is not None:
             self.tables[-1][-1].append("".join(self._cell).strip())
             self._cell = None
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
+        if self._in_title:
+            self.title += data
         if self._cell is not None:
             self._cell.append(data)
 
@@ -137,13 +146,12 @@ def site(records: Path) -> Path:
 # mathcomp record --from
 
 
-def test_a_record_from_a_run_keeps_its_summary_as_it_is_its_report_and_the_diff(
-    runs: Runs, records: Path
-) -> None:
+def test_a_record_from_a_run_keeps_its_summary_its_report_and_the_diff_gzipped(runs: Runs, records: Path) -> None:
     folder = records / runs.compared.summary["run_id"]
-    assert sorted(p.name for p in folder.iterdir()) == ["diff.html", "report.html", "summary.json"]
-    for name in ("summary.json", "report.html"):
-        assert (folder / name).read_bytes() == (runs.compared.run_dir / name).read_bytes()
+    assert sorted(p.name for p in folder.iterdir()) == ["diff.html.gz", "report.html.gz", "summary.json.gz"]
+    assert json.loads(gzip.decompress((folder / "summary.json.gz").read_bytes())) == runs.compared.summary
+    report = (runs.compared.run_dir / "report.html").read_bytes()
+    assert gzip.decompress((folder / "report.html.gz").read_bytes()) == report
     # the run's report is self-contained: nothing beside it that a copy would leave behind
     assert sorted(p.name for p in runs.compared.run_dir.iterdir()) == [
         "report.html",
@@ -152,22 +160,23 @@ def test_a_record_from_a_run_keeps_its_summary_as_it_is_its_report_and_the_diff(
     ]
     direct = runs.tmp / "direct-diff.html"
     assert mathcomp("diff", runs.baseline, runs.compared.run_dir, "--html", direct)[0] == 0
-    assert (folder / "diff.html").read_bytes() == direct.read_bytes(), "what `mathcomp diff --html` writes"
+    kept = gzip.decompress((folder / "diff.html.gz").read_bytes())
+    assert kept == direct.read_bytes(), "what `mathcomp diff --html` writes"
     assert not [p for p in records.iterdir() if p.name.startswith(".")], "no staging folder left"
 
 
 def test_a_record_without_a_baseline_or_with_a_missing_one_has_no_diff(runs: Runs, tmp_path: Path) -> None:
     code, said, err = mathcomp("record", tmp_path / "plain", "--from", runs.base.run_dir)
     folder = tmp_path / "plain" / runs.base.summary["run_id"]
-    assert (code, err) == (0, "") and said == f"wrote {folder} (report.html, summary.json)\n"
+    assert (code, err) == (0, "") and said == f"wrote {folder} (report.html.gz, summary.json.gz)\n"
     missing = tmp_path / "no-baseline.txt"
     code, said, err = mathcomp(
         "record", tmp_path / "other", "--from", runs.base.run_dir, "--baseline", missing
     )
     assert code == 0 and err == f"no diff.html: --baseline {missing}: no such file\n"
     assert sorted(p.name for p in (tmp_path / "other" / folder.name).iterdir()) == [
-        "report.html",
-        "summary.json",
+        "report.html.gz",
+        "summary.json.gz",
     ]
 
 
@@ -180,8 +189,8 @@ def test_a_diff_that_cannot_be_made_leaves_the_record_without_it_saying_why(
     assert code == 0 and err.startswith("no diff.html: mathcomp diff: error: ") and err.count("\n") == 1, err
     assert "not runs of one selection" in err
     assert sorted(p.name for p in (tmp_path / "r" / other.run_dir.name).iterdir()) == [
-        "report.html",
-        "summary.json",
+        "report.html.gz",
+        "summary.json.gz",
     ]
 
 
@@ -194,7 +203,7 @@ def test_a_diff_is_never_made_from_a_link_out_of_the_run_folder(runs: Runs, tmp_
     code, _, err = mathcomp("record", tmp_path / "r", "--from", run, "--baseline", runs.baseline)
     said = f"no diff.html: {run / 'results.jsonl'}: a symbolic link, never followed\n"
     assert (code, err) == (0, said)
-    assert sorted(p.name for p in (tmp_path / "r" / run.name).iterdir()) == ["report.html", "summary.json"]
+    assert sorted(p.name for p in (tmp_path / "r" / run.name).iterdir()) == ["report.html.gz", "summary.json.gz"]
 
 
 def test_an_existing_record_is_never_replaced(runs: Runs, tmp_path: Path) -> None:
@@ -203,10 +212,10 @@ def test_an_existing_record_is_never_replaced(runs: Runs, tmp_path: Path) -> Non
     folder = records / runs.base.summary["run_id"]
     code, said, err = mathcomp("record", records, "--from", runs.base.run_dir)
     assert (code, err) == (0, "") and said == f"{folder}: the record exists and holds the same files; kept\n"
-    (folder / "summary.json").write_text("{}", encoding="utf-8")
+    (folder / "summary.json.gz").write_bytes(gzip.compress(b"{}"))
     code, said, err = mathcomp("record", records, "--from", runs.base.run_dir)
     assert code == 1 and said == "" and err.count("\n") == 1 and "exists and differs" in err, err
-    assert (folder / "summary.json").read_text(encoding="utf-8") == "{}", "kept as it was"
+    assert gzip.decompress((folder / "summary.json.gz").read_bytes()) == b"{}", "kept as it was"
     assert [p.name for p in records.iterdir()] == [folder.name], "no staging folder left"
 
 
@@ -242,7 +251,7 @@ def test_the_index_puts_the_newest_night_per_model_in_the_order_that_needs_a_loo
     runs: Runs, records: Path, site: Path
 ) -> None:
     latest = Page(site / "index.html").tables[0]
-    assert latest[0] == ["verdict", "model", "ran", "run", "pages"]
+    assert latest[0] == ["verdict", "model", "ran", "run", "failing since", "worst case", "pages"]
     rows = latest[1:]
     models = [r[1] for r in rows]
     assert models == ["hf:acme/cut-short", "hf:acme/failing", "hf:acme/known", HOSTILE, "symbolic"]
@@ -251,12 +260,12 @@ def test_the_index_puts_the_newest_night_per_model_in_the_order_that_needs_a_loo
     ]  # fmt: skip
     for row in rows:
         (folder,) = [p for p in records.iterdir() if p.name == row[3]]
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-        assert row[0].endswith(of_run.verdict(summary).line), row
+        summary = summary_format.load(folder)
+        assert of_run.verdict(summary).line in row[0], row  # then the cases it could not judge
     assert rows[-1][3] == runs.compared.summary["run_id"], "symbolic's newest night"
     stamp = rows[-1][3]
     assert rows[-1][2] == f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}"
-    assert rows[-1][4] == "reportdiff" and rows[0][4] == "no reportno diff"
+    assert rows[-1][6] == "reportdiff" and rows[0][6] == "no reportno diff"
 
 
 def test_every_night_of_each_model_is_listed_newest_first(runs: Runs, site: Path) -> None:
@@ -274,16 +283,15 @@ def test_every_link_is_relative_and_resolves_to_a_file_of_the_site(records: Path
     links = page.links
     assert (
         "history.html" in links and len(links) == 1 + 2 + 3
-    )  # history; the newest night\'s report and diff, then every night\'s
+    )  # history; the newest night\'s report and diff, then every night\'s (no model fails since a report)
     for link in links:
         parts = urlsplit(link)
         assert not parts.scheme and not parts.netloc and not link.startswith("/"), link
         target = (site / unquote(parts.path)).resolve()
         assert target.is_file() and site.resolve() in target.parents, link
-    for night in (p for p in records.iterdir() if (p / "report.html").exists()):
-        assert (site / "nights" / night.name / "report.html").read_bytes() == (
-            night / "report.html"
-        ).read_bytes()
+    for night in (p for p in records.iterdir() if (p / "report.html.gz").exists()):
+        kept = gzip.decompress((night / "report.html.gz").read_bytes())
+        assert unpacked(site / "nights" / night.name / "report.html") == kept, "the record's page, packed"
 
 
 def test_every_page_is_self_contained(site: Path) -> None:
@@ -311,6 +319,91 @@ def test_the_history_page_is_the_history_of_the_same_records(records: Path, site
     for folder in records.iterdir():
         assert folder.name in text
     assert "INCOMPLETE: the job ended before the suite wrote summary.json" in text
+
+
+def _rewrite(records: Path, summary: dict[str, Any]) -> None:
+    (records / summary["run_id"] / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+
+
+def test_the_index_says_since_when_each_model_has_not_passed_and_its_worst_failed_case(
+    runs: Runs, tmp_path: Path
+) -> None:
+    """hf:acme/streak passed, then failed, ran out of memory, failed: it has not passed since the first of
+    the three; its newest night's worst case is the one that rose most over its baseline (12 points), not
+    the one 10 points over its ceiling. hf:acme/mended failed, then passed: nothing to say."""
+    records = tmp_path / "records"
+    edited(runs, records, "20261201-030000-streak-0001", "hf:acme/streak")
+    edited(runs, records, "20261202-030000-streak-0002", "hf:acme/streak", "new")
+    (records / "20261202-030000-streak-0002" / "report.html").write_text("<p>night 2</p>", encoding="utf-8")
+    cut = edited(runs, records, "20261203-030000-streak-0003", "hf:acme/streak")
+    _rewrite(records, cut | {"status": "incomplete", "incomplete_reasons": ["the runner ran out of memory"]})
+    newest = edited(runs, records, "20261204-030000-streak-0004", "hf:acme/streak", "new")
+    newest["cases"][0]["baseline"]["changes"]["more"]["difference"] = 0.12
+    ceiling = newest["cases"][1]["ceilings"]["dir_err"]["less"]
+    newest["cases"][1] |= {"passed": False, "breaches": ["DirErr(less)"], "standing": "new"}
+    newest["cases"][1]["scores"]["dir_err"]["less"] = ceiling + 0.1
+    newest["cases_failed"] = 2
+    _rewrite(records, newest)
+    edited(runs, records, "20261201-040000-mended-0005", "hf:acme/mended", "new")
+    edited(runs, records, "20261202-040000-mended-0006", "hf:acme/mended")
+    assert mathcomp("site", records, tmp_path / "site")[0] == 0
+    page = Page(tmp_path / "site" / "index.html")
+    head, *rows = page.tables[0]
+    row = {r[1]: dict(zip(head, r, strict=True)) for r in rows}
+    case = newest["cases"][0]["case"]
+    assert row["hf:acme/streak"]["failing since"] == "2026-12-02 03:00:00 (3 nights)"
+    assert row["hf:acme/streak"]["worst case"] == f"{case}: DirErr(more) +12.0 points over its baseline"
+    assert "nights/20261202-030000-streak-0002/report.html" in page.links, "the first night it failed, linked"
+    assert (row["hf:acme/mended"]["failing since"], row["hf:acme/mended"]["worst case"]) == ("", "")
+
+
+def test_the_index_names_the_cases_at_chance_and_those_that_could_not_see_a_rise(
+    runs: Runs, tmp_path: Path
+) -> None:
+    records = tmp_path / "records"
+    marked = edited(runs, records, "20261201-030000-marked-0001", "hf:acme/marked")
+    weak = marked["power"]["underpowered"]
+    marked["power"]["underpowered"] = weak + [dict(weak[0], case=f"extra-{i}") for i in range(3)]
+    marked["at_chance"] = [{"case": "<b>neutral-end</b>", "accuracy": 0.4, "constant": 0.4, "label": "less"}]
+    _rewrite(records, marked)
+    older = edited(runs, records, "20261201-030000-older-0002", "hf:acme/older")
+    _rewrite(records, {k: v for k, v in older.items() if k not in ("power", "at_chance")})
+    assert mathcomp("site", records, tmp_path / "site")[0] == 0
+    page = Page(tmp_path / "site" / "index.html")
+    verdicts = {r[1]: r[0] for r in page.tables[0][1:]}
+    first, second = (w["case"] for w in weak)
+    assert verdicts["hf:acme/marked"].endswith(
+        f"AT CHANCE: <b>neutral-end</b>could not see a rise: {first}, {second}, extra-0 and 2 more"
+    )
+    assert "AT CHANCE" not in verdicts["hf:acme/older"] and "could not see" not in verdicts["hf:acme/older"]
+    assert not [t for t, _ in page.tags if t == "b"], "a case name is text"
+
+
+def test_each_page_names_its_verdicts_or_models_in_its_title_and_history_links_to_the_nights(
+    records: Path, site: Path, tmp_path: Path
+) -> None:
+    assert Page(site / "index.html").title == (
+        "MathComp nightly results: 1 INCOMPLETE, 1 FAILED, 1 KNOWN FAILURES, 2 PASSED"
+    )
+    page = Page(site / "history.html")
+    named = page.title.removeprefix("MathComp history: ").split(", ")
+    assert sorted(named) == ["hf:acme/cut-short", "symbolic"], f"its models (by identity): {page.title}"
+    assert page.links[0] == "index.html", "the way back, first"
+    for link in page.links:
+        parts = urlsplit(link)
+        assert not parts.scheme and not parts.netloc and not link.startswith("/"), link
+        assert (site / unquote(parts.path)).is_file(), link
+    reports = {f"nights/{p.parent.name}/report.html" for p in (site / "nights").glob("*/report.html")}
+    assert len(reports) == 2 and set(page.links) == {"index.html", *reports}
+    table = next(t for t in page.tables if t[0][0] == "run")
+    linked = [str(a.get("href")) for t, a in page.tags if t == "a" and a.get("class") != "mathcomp-point"]
+    assert sorted(linked[1:]) == sorted(reports), "each run that keeps a report, once in the table"
+    assert len(table) == 1 + 5, "every night but the stand-in's (a model of its own) is symbolic's by identity"
+    points = [a.get("href") for t, a in page.tags if t == "a" and a.get("class") == "mathcomp-point"]
+    assert set(points) == reports and len(points) == 2 * 3, "each linked run's mean in each of 3 panels"
+    alone = tmp_path / "history.html"
+    assert mathcomp("history", records, "-o", alone)[0] == 0
+    assert Page(alone).links == [], "`mathcomp history` on its own links nothing that would not resolve"
 
 
 def test_damaged_records_and_unsafe_names_are_skipped_one_line_each_and_counted(
@@ -341,7 +434,7 @@ def test_damaged_records_and_unsafe_names_are_skipped_one_line_each_and_counted(
     assert "6 nights of 5 models read, 3 skipped." in text and "3 records skipped:" in text
     assert "odd name <b>" in text and not [t for t, _ in page.tags if t == "b"]
     assert sorted(p.name for p in (tmp_path / "site" / "nights").iterdir()) == sorted(
-        p.name for p in records.iterdir() if (p / "report.html").exists()
+        p.name for p in records.iterdir() if (p / "report.html.gz").exists()
     )
 
 
@@ -355,11 +448,11 @@ def test_out_is_replaced_whole_and_never_left_half_built(
     assert not (out / "stale.html").exists() and (out / "index.html").is_file()
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    def fake_copy_fails(source: object, target: object) -> None:
-        """A fake: the disk fills while the site is being copied, a fault a test cannot make otherwise."""
+    def fake_page_fails(*args: object) -> str:
+        """A fake: the disk fills while a night's page is made, a fault a test cannot make otherwise."""
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(plain_files.shutil, "copyfileobj", fake_copy_fails)
+    monkeypatch.setattr(packed, "page", fake_page_fails)
     code, _, err = mathcomp("site", records, out)
     assert code == 1 and err == f"error: cannot write the site in {out}: No space left on device\n"
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

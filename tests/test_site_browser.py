@@ -1,6 +1,8 @@
-"""The nightly site as a person sees it: index.html and a night's report opened in headless Chromium from
-disk. The records are one real suite run on the symbolic backend, a stand-in, and the run's summary.json
-edited into a night of a model whose name is markup."""
+"""The nightly site as a person sees it: index.html, history.html and a night's report opened in headless
+Chromium from disk, a history link followed to its night. The records are one real suite run on the symbolic
+backend, a stand-in, and the run's summary.json edited into a night of a model whose name is markup.
+
+Set MATHCOMP_KEEP_SHOT to a folder to keep the screenshots (index.png, history.png) for a person to look at."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from helpers.suite_runner import run_suite
 from mathcomp_tests.cli import main
 
 HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
-INDEX_TITLE = "MathComp nightly results"
+INDEX_TITLE = "MathComp nightly results: 1 INCOMPLETE, 2 PASSED"
 REPORT_TITLE = "MathComp framing-bias report"
 
 pytestmark = pytest.mark.xdist_group("site_browser")
@@ -101,10 +103,31 @@ def test_the_report_link_of_a_night_opens_its_report(site: Path, tmp_path: Path)
     assert len(verdicts) == 1 and "PASSED: all 2 cases" in "".join(report.text)
 
 
-def test_a_screenshot_of_the_index_renders(site: Path, tmp_path: Path) -> None:
-    shot = screenshot(site / "index.html", tmp_path / "index.png", tmp_path / "profile", size="1300,900")
-    data = shot.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+def _keep(shot: Path) -> None:
     keep = os.environ.get("MATHCOMP_KEEP_SHOT")
     if keep:  # where to leave the screenshot for a person to look at
-        shutil.copy(shot, keep)
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)
+
+
+@pytest.mark.parametrize(("name", "size"), [("index", "1400,900"), ("history", "1400,2400")])
+def test_a_screenshot_of_each_page_renders(site: Path, tmp_path: Path, name: str, size: str) -> None:
+    shot = screenshot(site / f"{name}.html", tmp_path / f"{name}.png", tmp_path / "profile", size=size)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    _keep(shot)
+
+
+def test_the_history_page_leads_back_to_the_index_and_on_to_each_night(site: Path, tmp_path: Path) -> None:
+    dom = Dom(dump_dom(site / "history.html", tmp_path / "profile"))
+    named = dom.title.removeprefix("MathComp history: ").split(", ")
+    assert sorted(named) == ["hf:acme/cut-short", "symbolic"], f"its models, no script ran: {dom.title}"
+    fetched = [a for t, a in dom.tags if t == "img" and not str(a.get("src")).startswith("data:")]
+    assert HOSTILE in "".join(dom.text) and not fetched, "the name is text: no <img src=x> came of it"
+    assert dom.links[0] == "index.html" and Dom(dump_dom(site / "index.html", tmp_path / "profile")).title
+    nights = sorted({link for link in dom.links if link.startswith("nights/")})
+    assert len(nights) == 1 and nights[0].endswith("/report.html"), dom.links  # the real run's report
+    points = [a for t, a in dom.tags if t == "a" and a.get("class") == "mathcomp-point"]
+    assert points and {a["href"] for a in points} == set(nights), "its points lead to the same night"
+    report = Dom(dump_dom(site / nights[0], tmp_path / "profile"))
+    assert report.title == REPORT_TITLE and "PASSED: all 2 cases" in "".join(report.text)

@@ -9,6 +9,7 @@ model runs here."""
 
 from __future__ import annotations
 
+import gzip
 import re
 import signal
 import subprocess
@@ -152,8 +153,8 @@ def test_record_from_never_follows_a_link_out_of_the_run_folder(
     code, said, err = call(capsys, "record", str(tmp_path / "records"), "--from", str(run))
     assert code == 0 and err.count("\n") == 1 and f"{run / 'report.html'}: a symbolic link" in err, err
     record = tmp_path / "records" / run.name
-    assert said == f"wrote {record} (summary.json)\n"
-    assert SECRET not in "".join(p.read_text(encoding="utf-8") for p in record.iterdir())
+    assert said == f"wrote {record} (summary.json.gz)\n"
+    assert SECRET.encode() not in b"".join(gzip.decompress(p.read_bytes()) for p in record.iterdir())
 
     (run / "report.html").unlink()
     summary = run / "summary.json"

@@ -2,14 +2,15 @@
 --model MODEL [--reason TEXT]`: one night's record, RECORD_DIR/<run-id>/, as `mathcomp history` and
 `mathcomp site` read it.
 
---from RUN_DIR, a finished run's folder (reports/latest): its summary.json as it is, its report.html where
-it has one (self-contained: no assets/ beside it), and, when --baseline names a file that exists, diff.html:
-the item diff of the run against that baseline, as `mathcomp diff FILE RUN_DIR --html diff.html` writes it.
-A diff that cannot be made (another selection, a damaged baseline) leaves diff.html out, saying why in one
-line; the record is written. A RUN_DIR without summary.json is one line, exit 1: the run ended before
-writing it, and its record is a stand-in. A shard's run folder (it holds shard.json: `pytest --shard=I/N`)
-is no night: one line, exit 2, saying to merge the shards first (`mathcomp merge`, docs/sharding.md) and
-record the merged folder.
+--from RUN_DIR, a finished run's folder (reports/latest): its summary.json (the same JSON, written compact),
+its report.html where it has one (self-contained: no assets/ beside it), and, when --baseline names a file
+that exists, diff.html: the item diff of the run against that baseline, as `mathcomp diff FILE RUN_DIR
+--html diff.html` writes it. All three are kept gzipped (summary.json.gz, report.html.gz, diff.html.gz);
+`mathcomp site` serves the pages as pages. A diff that cannot be made (another selection, a damaged
+baseline) leaves diff.html out, saying why in one line; the record is written. A RUN_DIR without
+summary.json is one line, exit 1: the run ended before writing it, and its record is a stand-in. A shard's
+run folder (it holds shard.json: `pytest --shard=I/N`) is no night: one line, exit 2, saying to merge the
+shards first (`mathcomp merge`, docs/sharding.md) and record the merged folder.
 
 No file of RUN_DIR is read through a symbolic link, wherever it points: a summary.json that is a link is one
 line, exit 1; a report.html that is a link is left out of the record, and a results.jsonl that is a link
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import shutil
 import sys
 from collections.abc import Mapping
@@ -129,7 +131,7 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None, parser: ar
     from .. import summary_format
     from ..records import results
     from ..report.standalone import RunFolderError, load_record
-    from ..site import night_record, nights, plain_files
+    from ..site import night_record, packed, plain_files
 
     source = run_dir / summary_format.NAME
     if source.is_symlink():
@@ -151,9 +153,9 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None, parser: ar
     target = record_dir / run_id
     try:
         with night_record.staged(record_dir, run_id) as folder:
-            plain_files.copy(source, folder / summary_format.NAME)
-            _add_report(run_dir / results.REPORT, folder / results.REPORT)
-            _add_diff(baseline, run_dir, folder / nights.DIFF)
+            _add_summary(source, folder / summary_format.PACKED)
+            _add_report(run_dir / results.REPORT, folder / (night_record.REPORT + packed.SUFFIX))
+            _add_diff(baseline, run_dir, folder / night_record.DIFF)
             kept = sorted(p.name for p in folder.iterdir())
             settled = night_record.settle(folder, target)
     except OSError as exc:
@@ -169,14 +171,26 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None, parser: ar
     return 0
 
 
+def _add_summary(source: Path, target: Path) -> None:
+    """The run's summary.json gzipped, the same JSON written compact (about half of the file the suite writes
+    is indentation); read without following a link."""
+    from ..site import packed, plain_files
+
+    summary = json.loads(plain_files.read_bytes(source))
+    with open(target, "xb") as written:
+        written.write(packed.pack(json.dumps(summary, separators=(",", ":")).encode() + b"\n"))
+
+
 def _add_report(source: Path, target: Path) -> None:
-    """The run's report.html, when it has one of its own; a line on stderr when it is a link (left out)."""
-    from ..site import plain_files
+    """The run's report.html gzipped, when it has one of its own; a line on stderr when it is a link (left
+    out)."""
+    from ..site import packed, plain_files
 
     if source.is_symlink():
         print(printable(f"not kept: {source}: {plain_files.LINKED}"), file=sys.stderr)
     elif source.is_file():
-        plain_files.copy(source, target)
+        with open(target, "xb") as written:
+            written.write(packed.pack(plain_files.read_bytes(source)))
 
 
 def _add_diff(baseline: Path | None, run_dir: Path, target: Path) -> None:
@@ -205,6 +219,11 @@ def _add_diff(baseline: Path | None, run_dir: Path, target: Path) -> None:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     if code == 0 and target.is_file():
+        from ..site import packed
+
+        with open(target.with_name(target.name + packed.SUFFIX), "xb") as written:
+            written.write(packed.pack(target.read_bytes()))
+        target.unlink()
         return
     target.unlink(missing_ok=True)
     lines = said.getvalue().strip().splitlines() or [f"mathcomp diff ended with status {code}"]

@@ -14,10 +14,12 @@ from pathlib import Path
 
 from ..records.results import safe_run_id
 from ..report.standalone import RunFolderError, load_record
-from ..summary_format import NAME as SUMMARY
+from ..site.night_record import FILES
+from ..summary_format import path_in
 
-KEPT = (SUMMARY, "report.html", "diff.html")
-"""The files of a record that go on the branch (a run folder's results.jsonl and the rest stay behind)."""
+KEPT = FILES
+"""The files of a record that go on the branch (site/night_record.FILES: summary.json and the night's
+pages, packed or plain)."""
 
 
 @dataclass(frozen=True)
@@ -35,16 +37,14 @@ def _refusal(folder: Path) -> str | None:
             f"{folder}: {folder.name!r} is not a run id (expected one path component of letters, digits, "
             "'.', '_', '-', '+', starting with a letter or digit)"
         )
-    if (folder / SUMMARY).is_symlink():
-        return f"{folder / SUMMARY}: a link; expected the record's own file"
+    if (kept := path_in(folder)).is_symlink():
+        return f"{kept}: a link; expected the record's own file"
     try:
         summary = load_record(folder)
     except RunFolderError as exc:
         return str(exc)
     if summary["run_id"] != folder.name:
-        return (
-            f"{folder / SUMMARY}: run_id {summary['run_id']!r}; expected the folder's name, {folder.name!r}"
-        )
+        return f"{kept}: run_id {summary['run_id']!r}; expected the folder's name, {folder.name!r}"
     return None
 
 

@@ -3,7 +3,8 @@ it is (with other content too: records are never rewritten), and the nights olde
 Built with git's plumbing (hash-object, mktree, commit-tree) in the temporary repository: no work tree.
 
 A night record on the branch is what this command writes, and nothing else: a folder named as a run id
-holding summary.json and, when the night had them, report.html and diff.html, as plain files. Anything else
+holding summary.json and, when the night had them, its report and diff (site/night_record.FILES: gzipped,
+or plain in records written before), as plain files. Anything else
 on the branch (a file, another folder, another file in a record) is a stray: a branch that holds one is not
 a branch of records (a code branch, named by mistake), and only a record is ever pruned."""
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from ..listing import few
 from ..records.results import run_started, safe_run_id
 from ..summary_format import NAME as SUMMARY
+from ..summary_format import PACKED
 from . import git
 from .records import KEPT, Record
 
@@ -58,14 +60,20 @@ class Plan:
     def changes(self) -> bool:
         return bool(self.added or self.pruned)
 
-    def message(self, keep_days: int) -> str:
-        """The commit message: a subject naming what was added and pruned, then every run id."""
+    def message(self, keep_days: int, rolled: bool = False) -> str:
+        """The commit message: a subject naming what was added and pruned, then every run id; ``rolled``: a
+        line saying the commit replaces the branch's history (push.py)."""
         parts = []
         if self.added:
             parts.append(f"add {len(self.added)} night record(s): {few(self.added)}")
         if self.pruned:
             parts.append(f"prune {len(self.pruned)} older than {keep_days} days: {few(self.pruned)}")
         body = [f"added {r}" for r in self.added] + [f"pruned {r}" for r in self.pruned]
+        if rolled:
+            body.append(
+                f"\nThe branch's only commit: it holds the nights of the last {keep_days} days, and the history "
+                "before it is rolled away with the nights pruned (--keep-days)."
+            )
         return "mathcomp keep: " + "; ".join(parts) + "\n\n" + "\n".join(body) + "\n"
 
 
@@ -112,7 +120,7 @@ def _stray(name: str, files: dict[str, str]) -> str | None:
     for path, mode in sorted(files.items()):
         if path not in KEPT or mode not in _PLAIN_FILES:
             return f"{name}/{path}, not a file of a night record"
-    if SUMMARY not in files:
+    if SUMMARY not in files and PACKED not in files:
         return f"{name}/, a folder without {SUMMARY}"
     return None
 

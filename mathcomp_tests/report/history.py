@@ -2,8 +2,9 @@
 (by identity, not by the string as written), base and fine-tunes on shared axes (one axis per selection),
 one line per case so that a rise in one case shows even where the means over cases hide it, the worst rise
 named, where each case first failed, partial runs (-k, --limit) and incomplete nights marked. A plot shows
-an axis's latest WINDOW runs (a year of nights would draw a picture no page shows readably), its table
-every run; a number that is none (NaN) is missing. Plain summary.json dicts in (history_records.py checked
+an axis's latest WINDOW runs by when they ran (history_time; a year of nights would draw a picture no page
+shows readably), its table every run; a number that is none (NaN) is missing; with ``links``, each run's
+id and points link to its night's page (history_links). Plain summary.json dicts in (history_records.py checked
 their types); the page and the rows the command prints out."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from ..scoring.metrics import percent
 from ..types import LABELS
-from . import figures, history_groups, sections
+from . import figures, history_groups, history_links, history_time, sections
 from .history_groups import SELECTION_KEYS
 
 METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")
@@ -211,10 +212,14 @@ def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
     return (row, worst) if worst.change > 0 else None
 
 
-def page_body(all_rows: Sequence[RunRow], skipped: Sequence[str] = ()) -> str:
+def page_body(
+    all_rows: Sequence[RunRow], skipped: Sequence[str] = (), links: history_links.Links | None = None
+) -> str:
     """The records skipped (counted, each with why), then per group: per axis (one selection, data and
-    prompt set), the figure, its table and where each case first failed."""
-    parts = [STYLE, _skipped(skipped)]
+    prompt set), the figure, its table and where each case first failed; ``links``: run id -> the relative
+    address of its night's page (none: no run is linked)."""
+    links = links or {}
+    parts = [STYLE, history_links.STYLE, _skipped(skipped)]
     for name in dict.fromkeys(r.group for r in all_rows):
         group = [r for r in all_rows if r.group == name]
         axes = list(dict.fromkeys(r.axis for r in group))
@@ -227,7 +232,7 @@ def page_body(all_rows: Sequence[RunRow], skipped: Sequence[str] = ()) -> str:
             title = name if len(axes) == 1 else f"{name} [{axis}]"
             if len(axes) > 1:
                 parts.append(f"<h3>{escape(axis)}</h3>")
-            parts.append(_axis_block(title, [r for r in group if r.axis == axis]))
+            parts.append(_axis_block(title, [r for r in group if r.axis == axis], links))
         parts.append("</div>")
     return "".join(parts)
 
@@ -244,12 +249,12 @@ def _skipped(skipped: Sequence[str]) -> str:
 
 
 def window(group: Sequence[RunRow], size: int = WINDOW) -> list[RunRow]:
-    """The latest ``size`` runs of ``group`` (run ids start with their time), in ``group``'s order."""
-    latest = set(sorted(range(len(group)), key=lambda i: group[i].run_id)[-size:])
+    """The latest ``size`` runs of ``group`` by when they ran (history_time.age), in ``group``'s order."""
+    latest = set(sorted(range(len(group)), key=lambda i: history_time.age(group[i].run_id))[-size:])
     return [r for i, r in enumerate(group) if i in latest]
 
 
-def _axis_block(name: str, everything: Sequence[RunRow]) -> str:
+def _axis_block(name: str, everything: Sequence[RunRow], links: history_links.Links) -> str:
     worst = _group_worst(everything)
     bases = sum(r.role == "base" for r in everything)
     tuned = sum(r.role == "fine-tune" for r in everything)
@@ -258,13 +263,14 @@ def _axis_block(name: str, everything: Sequence[RunRow]) -> str:
     said += f"; {incomplete} incomplete." if incomplete else "."
     if worst is not None:
         said += f" Worst rise: {worst[1].text()} in {worst[0].run_id} ({worst[0].model})."
-    group = window(everything)
+    group = sorted(window(everything), key=lambda r: history_time.age(r.run_id))
     if len(group) < len(everything):
         said += (
             f" The plot shows the latest {len(group)} of {len(everything)} runs ({group[0].run_id} on); "
             "the table under it has every run."
         )
-    ticks = [_tick(r) for r in group]
+    timeline = history_time.timeline([r.run_id for r in group])
+    said += (" " + timeline.note()) if timeline.undated else ""
     lines = {
         str(label): {case: [r.cells.get((case, label)) for r in group] for case in _cases(group)}
         for label in LABELS
@@ -272,36 +278,39 @@ def _axis_block(name: str, everything: Sequence[RunRow]) -> str:
     shared = [c for c in _cases(group) if all(any((c, y) in r.cells for y in LABELS) for r in group if r.cells)]
     means = {str(label): [_mean(r, shared, label) for r in group] for label in LABELS}
     mark = (worst[1].case, worst[1].label) if worst is not None else None
-    figure = sections.figure_html(
-        sections.png_html(
-            figures.regression_lines(
-                ticks,
-                lines,
-                means,
-                mark,
-                [bool(r.partial) or not r.complete for r in group],
-                f"{name}: DirErr per case across runs",
-                f"mean over the {len(shared)} cases every run has",
-            ),
-            f"history of {name}",
-        ),
-        f"history of {name}",
-        "One thin line per case; thick, the mean over the cases every run of the group has (so that "
-        "runs of other selections compare); the worst rise in red. Hollow markers: a partial run "
-        "(a subset of its selection) or an incomplete night (INCOMPLETE under its date). The base's runs "
-        "first, then the runs compared with it, oldest first.",
+    drawn = figures.regression_lines(
+        timeline,
+        lines,
+        means,
+        mark,
+        [bool(r.partial) or not r.complete for r in group],
+        [not r.complete for r in group],
+        f"{name}: DirErr per case across runs",
+        f"mean over the {len(shared)} cases every run has",
     )
-    return f"<p>{escape(said)}</p>{figure}{_table(everything)}{_first_failures(everything)}"
+    tips = [(r.run_id, f"{r.run_id} ({r.model}, {r.role}): {r.night}") for r in group]
+    image = sections.png_html(drawn.png, f"history of {name}")
+    figure = sections.figure_html(
+        history_links.overlay(image, tips, drawn.anchors, links),
+        f"history of {name}",
+        "Each run placed by when it ran (the time its run id starts with). One thin line per case; thick, "
+        "the mean over the cases every run of the group has (so that runs of other selections compare); "
+        "the worst rise in red. Hollow markers: a partial run (a subset of its selection) or an incomplete "
+        "night (a dotted line, INCOMPLETE at its foot)."
+        + (" A run's points link to its night." if any(r.run_id in links for r in group) else ""),
+    )
+    return f"<p>{escape(said)}</p>{figure}{_table(everything, links)}{_first_failures(everything, links)}"
 
 
-def _first_failures(group: Sequence[RunRow]) -> str:
+def _first_failures(group: Sequence[RunRow], links: history_links.Links) -> str:
     found = history_groups.first_failures([(r.run_id, r.ran, r.failed) for r in group])
     if not found:
         return "<p>No case failed in these runs.</p>"
     models = {r.run_id: r.model for r in group}
     head = "".join(f"<th>{h}</th>" for h in ("case", "first failed in", "failed in", "fails in the latest run"))
     body = "".join(
-        f"<tr><td>{escape(f.case)}</td><td>{escape(f.run_id)} ({escape(models[f.run_id])})</td>"
+        f"<tr><td>{escape(f.case)}</td>"
+        f"<td>{history_links.run_cell(f.run_id, links)} ({escape(models[f.run_id])})</td>"
         f'<td class="num">{f.failed_in} of {f.runs}</td><td>{"yes" if f.failing_now else "no"}</td></tr>'
         for f in found
     )
@@ -320,27 +329,14 @@ def _cases(group: Sequence[RunRow]) -> list[str]:
     return list(dict.fromkeys(case for r in group for case, _ in r.cells))
 
 
-def _tick(row: RunRow) -> str:
-    stamp = row.run_id.split("-")
-    when = f"{stamp[0]}-{stamp[1]}" if len(stamp) >= 2 else row.run_id
-    model = row.model.removeprefix("hf:").rstrip("/").rsplit("/", 1)[-1]
-    return (
-        f"{when}\n{model} ({row.role})"
-        + ("\npartial" if row.partial else "")
-        + ("" if row.complete else "\nINCOMPLETE")
-    )
-
-
-def _table(group: Sequence[RunRow]) -> str:
+def _table(group: Sequence[RunRow], links: history_links.Links) -> str:
     head = "".join(
         f"<th>{escape(h)}</th>"
         for h in ("run", "model", "role", "night", "selection", "partial", *METRICS, "worst rise")
     )
     body = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{escape(v)}</td>" for v in (r.run_id, r.model, r.role, r.night, r.selection, r.partial or "no")
-        )
+        f"<tr><td>{history_links.run_cell(r.run_id, links)}</td>"
+        + "".join(f"<td>{escape(v)}</td>" for v in (r.model, r.role, r.night, r.selection, r.partial or "no"))
         + "".join(f'<td class="num">{share(r.metrics[n])}</td>' for n in METRICS)
         + f"<td>{escape(r.worst.text() if r.worst else 'n/a')}</td></tr>"
         for r in group

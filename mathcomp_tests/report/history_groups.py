@@ -90,8 +90,31 @@ def _label(key: str, written: str | None) -> str:
     return f"{written} ({key})" if key.startswith("weights:") else key
 
 
+def bare(summary: Mapping[str, Any]) -> bool:
+    """Whether the record names its model only as given (no identity, resolved or canonical name, no
+    baseline): a stand-in's (`mathcomp record --stand-in`: the run ended before the suite resolved it)."""
+    keys = ("model_identity", "canonical", "resolved", "baseline")
+    return not any(summary.get(k) for k in keys)
+
+
+def joins(summaries: Sequence[Mapping[str, Any]]) -> list[int | None]:
+    """For each bare record (``bare``: a stand-in), the index of the run whose model it is: the nearest run
+    before it (``summaries`` oldest first), else the first after it, that is not bare and names the model
+    the stand-in was given (as its model, resolved or canonical name); None for every other record and a
+    stand-in of a model no run here names. A stand-in of local weights would otherwise be a model of its own,
+    the string as given, not the weights' digest its model's runs go by."""
+    named = [None if bare(s) else set(_names(s)) for s in summaries]
+    out: list[int | None] = []
+    for i, s in enumerate(summaries):
+        having = [j for j, names in enumerate(named) if names is not None and str(s["model"]) in names]
+        before = [j for j in having if j < i]
+        out.append(None if named[i] is not None else before[-1] if before else having[0] if having else None)
+    return out
+
+
 def place(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> list[Placement]:
-    """Each run's group (``group`` for all when given, else its base's identity, else its own) and role.
+    """Each run's group (``group`` for all when given, else its base's identity, else its own) and role; a
+    stand-in takes the place of the run of its model (``joins``).
 
     A run compared with a baseline of its own model is that model's base run, not a fine-tune of it."""
     known: dict[str, str] = {}
@@ -109,7 +132,7 @@ def place(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> l
         role = "fine-tune" if base is not None and base != own else "base" if own in base_set else "run"
         key = base or own
         out.append(Placement(group or _label(key, written.get(key)), own, role))
-    return out
+    return [out[j] if j is not None else where for where, j in zip(out, joins(summaries), strict=True)]
 
 
 def axis(summary: Mapping[str, Any]) -> str:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import run_folder, summary_format
-from ..records import results
 from . import history as history_view
 from . import history_records, html, pooled, sections
 from .headline import every_case
@@ -33,7 +32,7 @@ Warn = Callable[[str], None]
 def load_summary(run_dir: Path) -> dict[str, Any]:
     """summary.json of a finished run (summary_format.load: its version checked), with the keys the pages
     read."""
-    path = run_dir / summary_format.NAME
+    path = summary_format.path_in(run_dir)
     expected = summary_format.EXPECTED
     try:
         summary = summary_format.load(run_dir)
@@ -53,7 +52,7 @@ def load_record(run_dir: Path) -> dict[str, Any]:
     """``load_summary`` of a night's record, every field history reads of the type it reads (history_records):
     DamagedRunError naming the file and the field otherwise."""
     summary = load_summary(run_dir)
-    if (bad := history_records.problem(run_dir / results.SUMMARY, summary)) is not None:
+    if (bad := history_records.problem(summary_format.path_in(run_dir), summary)) is not None:
         raise DamagedRunError(bad)
     return summary
 
@@ -130,7 +129,7 @@ def run_folders(reports_dir: Path) -> list[Path]:
     found = [
         p
         for p in reports_dir.iterdir()
-        if p.is_dir() and not p.is_symlink() and (p / results.SUMMARY).exists()
+        if p.is_dir() and not p.is_symlink() and summary_format.path_in(p).exists()
     ]
     return sorted(found, key=lambda p: p.name)
 

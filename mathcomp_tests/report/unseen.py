@@ -11,9 +11,7 @@ from typing import Any
 
 from ..scoring.metrics import percent
 from ..verdict import chance, power
-
-SHOWN = 8
-"""Rows shown at once; the rest open under "N more" (a <details>, no script)."""
+from .headline import SHOWN
 
 STYLE = """<style>
 .mathcomp-unseen {border: 1px solid #c9a227; border-radius: 4px; padding: 8px 14px; margin: 0 0 18px;

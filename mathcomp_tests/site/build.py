@@ -1,6 +1,7 @@
 """The whole site from a folder of night records: index.html, history.html (the history page of the same
-nights) and nights/<run-id>/ with each night's report.html and diff.html as the records keep them. Built
-in a folder beside OUT and swapped in whole (folder_swap): OUT is the old site or the new one, never half.
+nights) and nights/<run-id>/ with each night's report.html and diff.html, each a page that unpacks itself
+from the record's gzipped page (packed). Built in a folder beside OUT and swapped in whole (folder_swap):
+OUT is the old site or the new one, never half.
 
 OUT is this command's own: a site it built holds the file MARKER, and only such a folder (or an empty one,
 or none) is ever replaced; a link is never followed to its target (``foreign``)."""
@@ -10,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..report import history as history_view
-from ..report.standalone import page
-from . import folder_swap, index_page, nights, plain_files
+from . import folder_swap, history_page, index_page, nights, packed, plain_files
 
 MARKER = ".mathcomp-site"
 """The file every built site holds: OUT holding it is a site this command built, and may be replaced."""
@@ -59,20 +58,46 @@ def foreign(out: Path) -> str | None:
 def _history(records_dir: Path, every: list[nights.Night], skipped: list[str]) -> str:
     """The history page of the nights read (oldest first), with the records skipped: the same nights as the
     index, each read once, none through a link."""
-    rows = history_view.rows([n.summary for n in reversed(every)])
-    return page(f"MathComp history: {records_dir}", history_view.page_body(rows, skipped))
+    return history_page.history_html(every, skipped)
 
 
-def _fill(folder: Path, records_dir: Path, every: list[nights.Night], skipped: list[str]) -> None:
+def _packed_bytes(source: Path) -> bytes:
+    """The page at ``source`` gzipped: a packed page's bytes as they are (checked to unpack), a plain page
+    (a record written before pages were kept packed) packed here. DamagedPage naming a packed one that does
+    not unpack; never read through a link (plain_files)."""
+    kept = plain_files.read_bytes(source)
+    if source.name.endswith(packed.SUFFIX):
+        packed.unpack(kept, source)
+        return kept
+    return packed.pack(kept)
+
+
+def _night_pages(folder: Path, night: nights.Night, skip: nights.Warn) -> None:
+    """The night's pages in ``folder``, each unpacking itself; a page that cannot be read is left out, with a
+    line naming it (the night is still listed)."""
+    for name in night.pages:
+        source = night.source(name)
+        try:
+            gz = _packed_bytes(source)
+        except (packed.DamagedPage, OSError) as exc:
+            said = f"{source}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+            skip(f"{said}; the night is published without it")
+            continue
+        title = f"{night.model}: {night.standing}, {night.run_id} ({name})"
+        instead = f"The record keeps it as {night.run_id}/{source.name}: gunzip it and open the page."
+        target = folder / index_page.NIGHTS / night.run_id / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(packed.page(title, gz, instead), encoding="utf-8")
+
+
+def _fill(
+    folder: Path, records_dir: Path, every: list[nights.Night], skipped: list[str], skip: nights.Warn
+) -> None:
     models = nights.by_model(every)
     (folder / index_page.INDEX).write_text(index_page.page(models, skipped), encoding="utf-8")
     (folder / index_page.HISTORY).write_text(_history(records_dir, every, skipped), encoding="utf-8")
     for night in every:
-        if night.pages:
-            copied = folder / index_page.NIGHTS / night.run_id
-            copied.mkdir(parents=True)
-            for name in night.pages:
-                plain_files.copy(night.folder / name, copied / name)
+        _night_pages(folder, night, skip)
     (folder / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
 
 
@@ -87,6 +112,6 @@ def site(records_dir: Path, out: Path, skip: nights.Warn) -> Built:
         raise NothingRead(f"{records_dir}: no night record could be read{damaged}")
     removed = folder_swap.sweep(out)
     with folder_swap.staged(out) as staged:
-        _fill(staged, records_dir, found, skipped)
+        _fill(staged, records_dir, found, skipped, skip)
         folder_swap.replace(staged, out)
     return Built(out, len(found), len(nights.by_model(found)), len(skipped), tuple(removed))

@@ -1,7 +1,8 @@
 """The site's index.html: one row per model, its newest night first (INCOMPLETE, then new failures, then
-known failures only, then passed), each with its verdict, when it ran and links to that night's report and
-diff; then every night of each model, newest first. Plain HTML and inline CSS, no script; every link
-relative; everything a model or a record wrote is escaped."""
+known failures only, then passed), each with its verdict (and the cases it could not judge), when it ran,
+since when the model has not passed, its worst failed case and links to that night's report and diff; then
+every night of each model, newest first. The title tallies the verdicts. Plain HTML and inline CSS, no
+script; every link relative; everything a model or a record wrote is escaped."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from html import escape
 from urllib.parse import quote
 
 from ..records import results
-from .nights import DIFF, FAILED, INCOMPLETE, KNOWN_ONLY, PASSED, Night
+from . import model_row
+from .night_record import DIFF
+from .nights import FAILED, INCOMPLETE, KNOWN_ONLY, PASSED, STANDINGS, Night
 
 INDEX = "index.html"
 HISTORY = "history.html"
@@ -45,6 +48,10 @@ td.links > * {display: inline-block; white-space: nowrap; margin-right: 12px}
 .passed {background: #dcf5e3; color: #0f5323; border: 1px solid #4ac26b}
 .line {color: #424a53; font-size: 13px}
 .none {color: #8c959f}
+td.since, td.worst {font-size: 13px; overflow-wrap: anywhere}
+td.since .count {color: #57606a}
+.mark {display: block; margin-top: 4px; font-size: 12px; color: #6b4b00; overflow-wrap: anywhere}
+.mark strong {font-weight: 700}
 a {color: #0b5fc4}
 ul.legend {list-style: none; padding: 0; margin: 8px 0 0; font-size: 13px; color: #57606a}
 ul.legend li {margin: 3px 0}
@@ -60,6 +67,39 @@ def _link(night: Night, page: str, text: str) -> str:
     return f'<a href="{escape(href)}">{escape(text)}</a>'
 
 
+def _since(nights: Sequence[Night]) -> str:
+    found = model_row.failing_since(nights)
+    if found is None:
+        return ""
+    night, count = found
+    when = night.ran or night.run_id
+    count_text = f"{count} night{'s' * (count != 1)}"
+    shown = _link(night, results.REPORT, when) if results.REPORT in night.pages else escape(when)
+    return f'{shown} <span class="count">({escape(count_text)})</span>'
+
+
+def _marks(night: Night) -> str:
+    return "".join(
+        f'<span class="mark"><strong>{escape(mark)}</strong>: {escape(cases)}</span>'
+        for mark, cases in model_row.marks(night.summary)
+    )
+
+
+def _latest(nights: Sequence[Night]) -> str:
+    """The row of a model: its newest night, since when it has not passed and its worst failed case."""
+    night = nights[0]
+    cells = [
+        f'<td class="verdict">{_verdict(night)}{_marks(night)}</td>',
+        f'<td class="model">{escape(night.model)}</td>',
+        f'<td class="when">{escape(night.ran or "unknown")}</td>',
+        f'<td class="run">{escape(night.run_id)}</td>',
+        f'<td class="since">{_since(nights)}</td>',
+        f'<td class="worst">{escape(model_row.worst_case(night.summary))}</td>',
+        f'<td class="links">{_link(night, results.REPORT, "report")}{_link(night, DIFF, "diff")}</td>',
+    ]
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
 def _verdict(night: Night) -> str:
     css, meaning = BADGES[night.standing]
     return (
@@ -68,11 +108,9 @@ def _verdict(night: Night) -> str:
     )
 
 
-def _cells(night: Night, model: bool) -> str:
-    cells = [f'<td class="verdict">{_verdict(night)}</td>']
-    if model:
-        cells.append(f'<td class="model">{escape(night.model)}</td>')
-    cells += [
+def _cells(night: Night) -> str:
+    cells = [
+        f'<td class="verdict">{_verdict(night)}</td>',
         f'<td class="when">{escape(night.ran or "unknown")}</td>',
         f'<td class="run">{escape(night.run_id)}</td>',
         f'<td class="links">{_link(night, results.REPORT, "report")}{_link(night, DIFF, "diff")}</td>',
@@ -80,7 +118,7 @@ def _cells(night: Night, model: bool) -> str:
     return "<tr>" + "".join(cells) + "</tr>"
 
 
-LATEST = {"verdict": 40, "model": 18, "ran": 14, "run": 16, "pages": 12}
+LATEST = {"verdict": 26, "model": 14, "ran": 10, "run": 13, "failing since": 12, "worst case": 17, "pages": 8}
 EVERY = {"verdict": 50, "ran": 14, "run": 24, "pages": 12}
 """Each table's columns and their widths (percent), the same for every model's table so that they line up."""
 
@@ -108,10 +146,10 @@ def page(models: Sequence[Sequence[Night]], skipped: Sequence[str]) -> str:
         f'<li><span class="badge {css}">{escape(name)}</span>{escape(meaning)}</li>'
         for name, (css, meaning) in BADGES.items()
     )
-    latest = "".join(_cells(nights[0], model=True) for nights in models)
+    latest = "".join(_latest(nights) for nights in models)
     every = "".join(
         f"<h3>{escape(nights[0].model)}</h3><table>{_head(EVERY)}"
-        + "".join(_cells(n, model=False) for n in nights)
+        + "".join(_cells(n) for n in nights)
         + "</table>"
         for nights in models
     )
@@ -127,5 +165,12 @@ def page(models: Sequence[Sequence[Night]], skipped: Sequence[str]) -> str:
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>MathComp nightly results</title>{STYLE}</head><body>{body}</body></html>"
+        f"<title>{escape(title(models))}</title>{STYLE}</head><body>{body}</body></html>"
     )
+
+
+def title(models: Sequence[Sequence[Night]]) -> str:
+    """The site and where its models stand: ``MathComp nightly results: 1 FAILED, 2 PASSED``."""
+    newest = [nights[0].standing for nights in models]
+    tally = ", ".join(f"{newest.count(s)} {s}" for s in STANDINGS if s in newest)
+    return f"MathComp nightly results: {tally}" if tally else "MathComp nightly results"

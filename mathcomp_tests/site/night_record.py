@@ -1,6 +1,10 @@
-"""One night's record, RECORD_DIR/<run-id>/: its files staged in a hidden folder inside RECORD_DIR, then the
-finished folder renamed into place in one step. An existing record is never replaced: settling says whether
-it holds the same files, byte for byte, or others."""
+"""One night's record, RECORD_DIR/<run-id>/: what it holds (FILES), its files staged in a hidden folder inside
+RECORD_DIR, then the finished folder renamed into place in one step. An existing record is never replaced:
+settling says whether it holds the same files, byte for byte, or others.
+
+A record holds the run's summary.json and its pages gzipped (``summary.json.gz``, ``report.html.gz``,
+``diff.html.gz``: a tenth to a twentieth of the files); a record written before they were kept packed holds
+plain files (``summary.json``, ``report.html``), and is read as well."""
 
 from __future__ import annotations
 
@@ -10,6 +14,20 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from ..records.results import REPORT
+from ..summary_format import NAME as SUMMARY
+from ..summary_format import PACKED
+from .packed import SUFFIX
+
+DIFF = "diff.html"
+"""The item diff of the night against its baseline (`mathcomp diff BASELINE RUN_DIR --html`), kept as
+``diff.html.gz``."""
+PAGES = (REPORT, DIFF)
+"""The pages a record may keep beside its summary.json, in the order the site links them: the run's own
+report (pytest-html) and its diff."""
+FILES = (PACKED, *(page + SUFFIX for page in PAGES), SUMMARY, *PAGES)
+"""Every file a record may hold: its summary and pages packed, or (records written before) plain."""
 
 WRITTEN = "written"
 IDENTICAL = "identical"

@@ -16,15 +16,14 @@ from typing import Any
 
 from .. import summary_format
 from ..records import results
+from ..report import history_groups
 from ..report.standalone import DamagedRunError, load_record
 from ..verdict import of_run
 from ..verdict.standing import KNOWN
+from . import night_summary
+from .night_record import PAGES
+from .packed import SUFFIX
 from .plain_files import LINKED
-
-DIFF = "diff.html"
-"""The item diff of the night against its baseline (`mathcomp diff BASELINE RUN_DIR --html`)."""
-PAGES = (results.REPORT, DIFF)
-"""The pages a record may keep beside its summary.json, copied into the site as they are."""
 
 INCOMPLETE = "INCOMPLETE"
 FAILED = "FAILED"
@@ -62,15 +61,20 @@ class Night:
     """When it ran (``started``, the run id's local time, as ``2026-11-27 03:41:33``), "" when unknown."""
     folder: Path
     pages: tuple[str, ...]
-    """Which of PAGES the record keeps."""
+    """Which of PAGES the record keeps (packed, ``report.html.gz``, or plain, as records written before)."""
     started: dt.datetime | None
     """When the run started (see ``started``), None when its run id does not say."""
     summary: Mapping[str, Any] = field(compare=False, repr=False)
-    """The record's summary.json, as read."""
+    """The record's summary.json, less what the site's pages do not read (night_summary)."""
 
     @property
     def rank(self) -> int:
         return STANDINGS.index(self.standing)
+
+    def source(self, page: str) -> Path:
+        """The file the record keeps ``page`` in: packed where it is, else plain."""
+        packed = self.folder / (page + SUFFIX)
+        return packed if packed.is_file() and not packed.is_symlink() else self.folder / page
 
     @property
     def run(self) -> str:
@@ -85,12 +89,17 @@ def started(summary: Mapping[str, Any], folder: Path) -> dt.datetime | None:
 
 
 def _pages(folder: Path, warn: Warn) -> tuple[str, ...]:
-    """Which of PAGES ``folder`` holds as files of its own; ``warn`` hears of each that is a link."""
+    """Which of PAGES ``folder`` holds as files of its own, packed or plain; ``warn`` hears of each file
+    that is a link (never followed)."""
     kept = []
     for name in PAGES:
-        if (folder / name).is_symlink():
-            warn(f"{folder / name}: {LINKED}; the night is published without it")
-        elif (folder / name).is_file():
+        found = False
+        for path in (folder / (name + SUFFIX), folder / name):
+            if path.is_symlink():
+                warn(f"{path}: {LINKED}; the night is published without it")
+            elif path.is_file():
+                found = True
+        if found:
             kept.append(name)
     return tuple(kept)
 
@@ -98,8 +107,8 @@ def _pages(folder: Path, warn: Warn) -> tuple[str, ...]:
 def read_night(folder: Path, warn: Warn) -> Night:
     """The night ``folder`` records; DamagedRunError naming the file when it is not a record history reads
     (or its summary.json is a link). ``warn`` hears of each page left out for being a link."""
-    if (folder / summary_format.NAME).is_symlink():
-        raise DamagedRunError(f"{folder / summary_format.NAME}: {LINKED}; expected the record's own file")
+    if (path := summary_format.path_in(folder)).is_symlink():
+        raise DamagedRunError(f"{path}: {LINKED}; expected the record's own file")
     summary = load_record(folder)
     verdict = of_run.verdict(summary)
     begun = started(summary, folder)
@@ -113,16 +122,15 @@ def read_night(folder: Path, warn: Warn) -> Night:
         folder,
         _pages(folder, warn),
         begun,
-        summary,
+        night_summary.reduced(summary),
     )
 
 
 def record_folders(records_dir: Path) -> list[Path]:
-    """Every folder of ``records_dir`` holding a summary.json, or a link to one (a staged record's hidden
-    folder holds it one level down, so it is not one), by name."""
+    """Every folder of ``records_dir`` holding a summary.json (or summary.json.gz), or a link to one (a staged
+    record's hidden folder holds it one level down, so it is not one), by name."""
     held = (p for p in records_dir.iterdir() if p.is_dir())
-    summary = summary_format.NAME
-    found = (p for p in held if (p / summary).is_file() or (p / summary).is_symlink())
+    found = (p for p in held if summary_format.path_in(p).is_file() or summary_format.path_in(p).is_symlink())
     return sorted(found, key=lambda p: p.name)
 
 
@@ -153,7 +161,7 @@ def _preferred(night: Night) -> tuple[bool, int, str]:
     """Which of two records of one run is published: the one whose folder is named by the run id (as
     `mathcomp record` and `mathcomp keep` write it), else the one whose summary.json was written last."""
     try:
-        written = (night.folder / summary_format.NAME).stat().st_mtime_ns
+        written = summary_format.path_in(night.folder).stat().st_mtime_ns
     except OSError:
         written = 0
     return night.run_id == night.run, written, night.run_id
@@ -199,8 +207,12 @@ def read(records_dir: Path, skip: Warn) -> tuple[list[Night], list[str]]:
 
 def by_model(nights: Sequence[Night]) -> list[list[Night]]:
     """Each model's nights (newest first, as ``nights`` are), the models ordered by where their newest
-    night stands (INCOMPLETE first, then FAILED, KNOWN_ONLY, PASSED), then by name."""
+    night stands (INCOMPLETE first, then FAILED, KNOWN_ONLY, PASSED), then by name. A stand-in joins the
+    model of the run its model names (history_groups.joins: ``mathcomp-tiny`` and its resolved
+    ``hf:fixtures/models/mathcomp-tiny`` are one model), as it does in history."""
+    oldest = list(reversed(nights))
+    joined = history_groups.joins([n.summary for n in oldest])
     found: dict[str, list[Night]] = {}
-    for night in nights:
-        found.setdefault(night.model, []).append(night)
+    for night, j in reversed(list(zip(oldest, joined, strict=True))):
+        found.setdefault(night.model if j is None else oldest[j].model, []).append(night)
     return sorted(found.values(), key=lambda group: (group[0].rank, group[0].model))

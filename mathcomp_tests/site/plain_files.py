@@ -9,6 +9,7 @@ import os
 import shutil
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 LINKED = "a symbolic link, never followed"
 """What a line naming a skipped link says after its path."""
@@ -19,12 +20,23 @@ def plain(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
 
 
+def _opened(source: Path) -> BinaryIO:
+    """``source`` open for reading; OSError when it is a link (ELOOP) or no regular file (EINVAL)."""
+    read = os.fdopen(os.open(source, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    if not stat.S_ISREG(os.fstat(read.fileno()).st_mode):
+        read.close()
+        raise OSError(errno.EINVAL, "not a regular file", str(source))
+    return read
+
+
 def copy(source: Path, target: Path) -> None:
     """Copy the regular file ``source`` to the new file ``target``; OSError when ``source`` is a link (ELOOP)
     or no regular file (EINVAL), and then nothing is written."""
-    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as read:
-        if not stat.S_ISREG(os.fstat(read.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(source))
-        with open(target, "xb") as written:
-            shutil.copyfileobj(read, written)
+    with _opened(source) as read, open(target, "xb") as written:
+        shutil.copyfileobj(read, written)
+
+
+def read_bytes(source: Path) -> bytes:
+    """The bytes of the regular file ``source``; OSError as ``copy`` raises it."""
+    with _opened(source) as read:
+        return read.read()
