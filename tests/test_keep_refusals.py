@@ -77,8 +77,8 @@ def test_a_branch_holding_anything_but_records_is_refused_and_left_as_it_is(
     assert code == 2 and out == "" and len(err.splitlines()) == 1, err
     assert err == (
         f"mathcomp keep: error: --branch main: main on {remote} holds {stray}; "
-        "expected a branch of night records only (<run-id>/ folders holding summary.json, and report.html "
-        f"or diff.html), such as {BRANCH}, or a branch that is not there yet\n"
+        "expected a branch of night records only (<run-id>/ folders holding a summary, and its report and "
+        f"diff), such as {BRANCH}, or a branch that is not there yet\n"
     )
     assert git("--git-dir", str(remote), "rev-parse", "main") == tip, "nothing pushed, nothing pruned"
     assert git("--git-dir", str(remote), "for-each-ref", "--format=%(refname)") == "refs/heads/main"

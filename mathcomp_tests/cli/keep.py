@@ -1,19 +1,23 @@
 """`mathcomp keep NEW_RECORDS --remote REMOTE [--branch mathcomp-history] [--keep-days N] --out ALL_RECORDS`:
 the night records kept on a branch of your own repository, where nothing evicts them (a CI cache does).
 
-NEW_RECORDS holds tonight's records, one folder `<run-id>/` each with its summary.json (as the suite or
-`mathcomp record --stand-in` wrote it) and, optionally, report.html and diff.html; other files stay behind.
+NEW_RECORDS holds tonight's records, one folder `<run-id>/` each with its summary (as `mathcomp record`
+wrote it: summary.json.gz, or a stand-in's summary.json) and, optionally, its report and diff
+(report.html.gz, diff.html.gz; plain report.html, diff.html from records written before); other files stay
+behind.
 The branch is fetched (created, its first commit holding tonight's records, when REMOTE has none), every
 record it does not hold yet is added, the nights older than --keep-days (the time in their run id) are
 pruned, and the change is one commit, pushed. A record the branch already holds is left as it is, also with
 other content (a line says so): records are never rewritten. A folder without a readable summary.json (its
 own file, not a link), or whose name is not a run id, is not pushed (one line names it; the others still
 are). When another job pushed first, the same additions and pruning are made on the branch's new tip and
-pushed again (up to 5 tries). Then ALL_RECORDS is replaced whole by every record the branch holds, for
-`mathcomp history ALL_RECORDS`.
+pushed again (up to 5 tries). With --keep-days the branch keeps one commit: each push replaces its history
+with a commit of the nights kept (over the tip it was built on, never over another job's push), so that a
+clone holds the kept window, not every night ever pushed. Then ALL_RECORDS is replaced whole by every
+record the branch holds, for `mathcomp history ALL_RECORDS`.
 
-The branch holds night records alone: folders named as run ids, each holding summary.json and, when the
-night had them, report.html and diff.html, as keep writes them. A branch that holds anything else (a file
+The branch holds night records alone: folders named as run ids, each holding the files of a record, as
+keep writes them. A branch that holds anything else (a file
 beside the records, another folder, another file in a record: a code branch such as main, named by
 mistake) is refused before anything is pushed, and only a record is ever pruned. --branch is a plain
 branch name: not HEAD, @ or another of git's own refs (FETCH_HEAD), not a name starting with '-', not a
@@ -141,7 +145,7 @@ def _refuse_branch(parser: argparse.ArgumentParser, branch: str, shown: str, str
         parser,
         _shown(
             f"--branch {branch}: {branch} on {shown} holds {stray}; expected a branch of night records only "
-            "(<run-id>/ folders holding summary.json, and report.html or diff.html), "
+            "(<run-id>/ folders holding a summary, and its report and diff), "
             f"such as {DEFAULT_BRANCH}, or a branch that is not there yet"
         ),
     )

@@ -1,7 +1,12 @@
 """Fetch the branch's tip, commit the night's records on it, push; when the push is refused because another
 job pushed first (the branch moved), fetch again, make the same additions and pruning on the new tip and try
 again, up to TRIES times with short growing waits. A branch that holds anything but night records is not
-touched (NotRecords); any other failure is a GitError."""
+touched (NotRecords); any other failure is a GitError.
+
+With a retention (--keep-days), the branch's history is rolled with its tree: each commit is the only one,
+holding the nights kept (no parent), pushed over the tip it was built on and no other (a lease: another
+job's push in between is refused and retried like a moved branch). A clone of the branch then holds the
+kept nights alone, not every night ever pushed and pruned since. Without a retention every commit is kept."""
 
 from __future__ import annotations
 
@@ -86,10 +91,12 @@ def keep(
             raise NotRecords(next(iter(plan.strays.values())))
         if not plan.changes:
             return Kept(tip, plan, False, attempt)
-        new = commit(git_dir, tree, tip, plan.message(keep_days))
+        rolled = bool(keep_days)
+        new = commit(git_dir, tree, None if rolled else tip, plan.message(keep_days, rolled=rolled))
+        lease = [f"--force-with-lease=refs/heads/{branch}:{tip or ''}"] if rolled else []
         try:
             git.run(
-                ["push", "--quiet", remote.url, f"{new}:refs/heads/{branch}"],
+                ["push", "--quiet", *lease, remote.url, f"{new}:refs/heads/{branch}"],
                 git_dir=git_dir,
                 timeout=git.NETWORK_S,
             )
