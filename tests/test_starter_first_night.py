@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.fake_ci import FakeCI, Step
 
-from mathcomp_tests import init
+from mathcomp_tests import init, summary_format
 
 SMALL = "--limit=6 --generated=3 --framings=neutral,direct-more --positions=end -p no:cacheprovider"
 """Keeps the starter's runs short (PYTEST_ADDOPTS: the commands themselves run as written)."""
@@ -45,29 +46,70 @@ def test_a_gitignore_of_theirs_is_appended_to_not_replaced(tmp_path: Path) -> No
     assert init.init(tmp_path, "symbolic", force=True)[-1] != tmp_path / ".gitignore"  # nothing left to add
 
 
+def _git(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def _checkout(origin: Path, into: Path) -> Path:
+    """A fresh checkout of the remote's main, as actions/checkout makes it."""
+    _git("clone", "--quiet", "--branch", "main", str(origin), str(into))
+    return into
+
+
+def _night(tmp_path: Path, origin: Path, night: int) -> tuple[list[Step], Path]:
+    """One CI run of the starter's job, in a checkout of the remote's main, its cache carried from the run
+    before: the steps, and the checkout it ran in."""
+    checkout = _checkout(origin, tmp_path / f"checkout-{night}")
+    context = {"github.run_id": str(night), "github.run_attempt": "1", "github.event_name": "push"}
+    ci = FakeCI(
+        checkout / ".github/workflows/mathcomp.yml", checkout, tmp_path / "ci-cache",
+        tmp_path / f"night-{night}" / "artifacts", context,
+    )  # fmt: skip
+    return ci.run("framing-bias", {"PYTEST_ADDOPTS": SMALL}), checkout
+
+
 def test_the_first_night_gates_against_the_baseline_the_recipe_makes(tmp_path: Path) -> None:
-    init.init(tmp_path, "symbolic")
+    """`mathcomp init` in an empty repository pushed to a bare remote; its workflow's job run by the fake CI
+    in a fresh checkout each night: the first night gates by the ceilings alone; the team makes the baseline
+    by the recipe the starter wrote and pushes it; the next night compares every case, the generated ones
+    included, with it, and the history kept in the CI's cache shows both nights."""
+    origin, work = tmp_path / "origin.git", tmp_path / "work"
+    _git("init", "--quiet", "--bare", "--initial-branch=main", str(origin))
+    _git("init", "--quiet", "--initial-branch=main", str(work))
+    init.init(work, "symbolic")
+    for command in (
+        ("add", "-A"),
+        ("commit", "--quiet", "-m", "mathcomp init"),
+        ("push", "--quiet", str(origin), "main"),
+    ):
+        _git("-c", "user.name=t", "-c", "user.email=t@example.com", *command, cwd=work)
+    first, checkout = _night(tmp_path, origin, 1)
+    ran = {s.name: s for s in first}
+    assert ran["Run the suite"].returncode == 0, ran["Run the suite"].output[-3000:]
+    assert "against the baseline" not in ran["Run the suite"].output, "none committed yet: the ceilings gate"
+    assert ran["Keep this run's record and plot the history"].returncode == 0
     env = {
         **os.environ,
         "PYTEST_ADDOPTS": SMALL,
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }
-    first = subprocess.run(["bash", "-c", _step(tmp_path, "Run the suite")], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert first.returncode == 0, first.stdout[-2000:]
-    assert (
-        "--baseline" not in first.stdout and "against the baseline" not in first.stdout
-    )  # none committed yet
-    recipe = re.search(r"```bash\n(pytest [^\n]+)\n", (tmp_path / "mathcomp-baseline/README.md").read_text())
+    recipe = re.search(r"```bash\n(pytest [^\n]+)\n", (checkout / "mathcomp-baseline/README.md").read_text())
     assert recipe is not None
-    made = subprocess.run(["bash", "-c", recipe.group(1).replace("<the base model>", "symbolic")], cwd=tmp_path,
+    made = subprocess.run(["bash", "-c", recipe.group(1).replace("<the base model>", "symbolic")], cwd=checkout,
                           env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert (tmp_path / "mathcomp-baseline/baseline.txt").is_file(), made.stdout[-2000:]
-    night = subprocess.run(["bash", "-c", _step(tmp_path, "Run the suite")], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert night.returncode == 0, night.stdout[-2000:]
-    import json
-
-    summary = json.loads((tmp_path / "reports/latest/summary.json").read_text())
+    assert (checkout / "mathcomp-baseline/baseline.txt").is_file(), made.stdout[-2000:]
+    for command in (
+        ("add", "mathcomp-baseline/baseline.txt"), ("commit", "--quiet", "-m", "baseline"), ("push", "--quiet"),
+    ):  # fmt: skip
+        _git("-c", "user.name=t", "-c", "user.email=t@example.com", *command, cwd=checkout)
+    second, checkout = _night(tmp_path, origin, 2)
+    ran = {s.name: s for s in second}
+    assert ran["Run the suite"].returncode == 0, ran["Run the suite"].output[-3000:]
+    report = tmp_path / "night-2" / "artifacts" / "mathcomp-report"
+    summary = summary_format.load(report / "latest")
     compared = [c["case"] for c in [*summary["cases"], *summary["generated_cases"]] if c.get("baseline")]
     assert len(compared) == 4 and any(c.startswith("generated:") for c in compared), compared
+    history = (report / "history.html").read_text()
+    runs = sorted(p.name for p in (checkout / "mathcomp-history").iterdir())
+    assert len(runs) == 2 and all(r in history for r in runs), "both nights, the first from the CI's cache"

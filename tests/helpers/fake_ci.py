@@ -270,10 +270,14 @@ class FakeCI:
         index = self.store / "keys.json"
         return list(json.loads(index.read_text())) if index.exists() else []
 
+    def _paths(self, given: Mapping[str, Any], env: Mapping[str, str]) -> list[Path | None]:
+        """The cache's paths, one a line as actions/cache takes them (None: one the fake does not simulate)."""
+        return [self._path(line, env) for line in str(given["path"]).splitlines() if line.strip()]
+
     def _restore(self, given: Mapping[str, Any], env: Mapping[str, str]) -> bool:
         """Restore by exact key, else by the newest key with a restore-keys prefix; True on an exact hit."""
-        path = self._path(str(given["path"]), env)
-        if path is None:
+        paths = self._paths(given, env)
+        if not any(paths):
             return False
         key = self.expand(str(given["key"]), env)
         prefixes = [self.expand(p, env) for p in str(given.get("restore-keys") or "").split()]
@@ -284,17 +288,23 @@ class FakeCI:
             else next((k for k in reversed(keys) if any(map(k.startswith, prefixes))), None)
         )
         if chosen is not None:
-            shutil.copytree(self.store / str(keys.index(chosen)), path, dirs_exist_ok=True)
+            saved = self.store / str(keys.index(chosen))
+            for index, path in enumerate(paths):
+                if path is not None and (saved / str(index)).exists():
+                    shutil.copytree(saved / str(index), path, dirs_exist_ok=True)
         return chosen == key
 
     def _save(self, given: Mapping[str, Any], env: Mapping[str, str]) -> None:
-        path = self._path(str(given["path"]), env)
-        if path is None or not path.exists():
+        """Each path that is there, under the key's entry (one folder per path, by its place in the list)."""
+        paths = self._paths(given, env)
+        if not any(p is not None and p.exists() for p in paths):
             return
         key = self.expand(str(given["key"]), env)
         keys = self._keys()
         if key in keys:
             return  # GitHub keeps a key's first save
-        shutil.copytree(path, self.store / str(len(keys)))
+        for index, path in enumerate(paths):
+            if path is not None and path.exists():
+                shutil.copytree(path, self.store / str(len(keys)) / str(index))
         self.store.mkdir(parents=True, exist_ok=True)
         (self.store / "keys.json").write_text(json.dumps([*keys, key]))
