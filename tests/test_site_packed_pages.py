@@ -85,3 +85,5 @@ def test_a_record_with_plain_pages_is_published_and_a_damaged_packed_page_is_lef
     pages = tmp_path / "site" / "nights" / run.summary["run_id"]
     assert sorted(p.name for p in pages.iterdir()) == ["report.html"]
     assert unpacked(pages / "report.html") == (folder / "report.html").read_bytes()
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "/report.html" in index and "/diff.html" not in index, "the index links only the pages written"

@@ -8,7 +8,7 @@ or none) is ever replaced; a link is never followed to its target (``foreign``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import folder_swap, history_page, index_page, nights, packed, plain_files
@@ -72,9 +72,10 @@ def _packed_bytes(source: Path) -> bytes:
     return packed.pack(kept)
 
 
-def _night_pages(folder: Path, night: nights.Night, skip: nights.Warn) -> None:
+def _night_pages(folder: Path, night: nights.Night, skip: nights.Warn) -> nights.Night:
     """The night's pages in ``folder``, each unpacking itself; a page that cannot be read is left out, with a
-    line naming it (the night is still listed)."""
+    line naming it (the night is still listed). The night as published: with the pages written."""
+    written = []
     for name in night.pages:
         source = night.source(name)
         try:
@@ -88,16 +89,17 @@ def _night_pages(folder: Path, night: nights.Night, skip: nights.Warn) -> None:
         target = folder / index_page.NIGHTS / night.run_id / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(packed.page(title, gz, instead), encoding="utf-8")
+        written.append(name)
+    return replace(night, pages=tuple(written))
 
 
 def _fill(
     folder: Path, records_dir: Path, every: list[nights.Night], skipped: list[str], skip: nights.Warn
 ) -> None:
+    every = [_night_pages(folder, night, skip) for night in every]  # the index links only what was written
     models = nights.by_model(every)
     (folder / index_page.INDEX).write_text(index_page.page(models, skipped), encoding="utf-8")
     (folder / index_page.HISTORY).write_text(_history(records_dir, every, skipped), encoding="utf-8")
-    for night in every:
-        _night_pages(folder, night, skip)
     (folder / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
 
 
