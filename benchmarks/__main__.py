@@ -61,6 +61,7 @@ STEPS = (
     Step("batch_api", "batch_api.json", ("--limit=20",), ("--limit=4", "--batch-delay=2")),
     Step("interval_coverage", "interval_coverage.json", ("--sims=1000",), ("--sims=200", "--sizes=10,30,100")),
     Step("soft_test_level", "soft_test_level.json", (), ("--sims=1000", "--sizes=10,30,100")),
+    Step("year_of_nights", "year_of_nights.json", (), ("--nights=30",)),
     Step("gate_power_smollm2", "gate_power_smollm2.json", full_only=True),
 )
 

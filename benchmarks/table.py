@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from benchmarks import gate_power_report, multi_server, soft_test_level, vllm_replicas
+from benchmarks import gate_power_report, multi_server, soft_test_level, vllm_replicas, year_of_nights
 
 START = "<!-- benchmarks:start (written by `make bench`; edit benchmarks/table.py, not this table) -->"
 END = "<!-- benchmarks:end -->"
@@ -327,6 +327,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "interval_coverage": interval_coverage,
     "soft_test_level": soft_test_level.table_rows,
     "gate_power_smollm2": gate_power_report.table_rows,
+    "year_of_nights": year_of_nights.table_rows,
 }
 
 
