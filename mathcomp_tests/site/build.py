@@ -18,6 +18,10 @@ MARKER = ".mathcomp-site"
 MARKER_TEXT = "A site `mathcomp site` built; the next build replaces this folder whole.\n"
 
 
+BACK = f"../../{index_page.INDEX}"
+"""From a night's page (nights/<run-id>/report.html) back to the index."""
+
+
 class NothingRead(ValueError):
     """No record could be read: there is no site to build. The message names the folder."""
 
@@ -88,7 +92,7 @@ def _night_pages(folder: Path, night: nights.Night, skip: nights.Warn) -> nights
         instead = f"The record keeps it as {night.run_id}/{source.name}: gunzip it and open the page."
         target = folder / index_page.NIGHTS / night.run_id / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(packed.page(title, gz, instead), encoding="utf-8")
+        target.write_text(packed.page(title, gz, instead, BACK), encoding="utf-8")
         written.append(name)
     return replace(night, pages=tuple(written))
 

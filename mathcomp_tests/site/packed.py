@@ -48,28 +48,40 @@ def unpack(kept: bytes, path: Path) -> bytes:
 
 SCRIPT = """(async () => {
   const note = document.getElementById("mathcomp-unpacking");
+  const title = document.title;
+  const back = note.dataset.back;
   try {
     const packed = document.getElementById("mathcomp-packed").textContent;
     const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    const page = await new Response(stream).text();
+    let page = await new Response(stream).text();
+    if (back) {  // the way back, first in the page's body (written with it, so drawn with it)
+      const link = document.createElement("p");
+      link.className = "mathcomp-back";
+      link.style.order = "-1";  // first also where the page orders its body's children (the report does)
+      link.append(Object.assign(document.createElement("a"), {href: back, textContent: "\\u2190 every night"}));
+      page = page.replace(/<body[^>]*>/i, (tag) => tag + link.outerHTML);
+    }
     document.open();
     document.write(page);
     document.close();
+    document.title = title;
   } catch (error) {
     note.textContent = "This page could not unpack itself (" + error + "). " + note.dataset.instead;
   }
 })();"""
 
 
-def page(title: str, packed: bytes, instead: str) -> str:
-    """The self-unpacking page of the gzipped page ``packed``; ``instead`` says (as plain text) how to get the
-    page where the browser cannot unpack it."""
+def page(title: str, packed: bytes, instead: str, back: str = "") -> str:
+    """The self-unpacking page of the gzipped page ``packed``, under ``title`` once unpacked too; ``instead``
+    says (as plain text) how to get the page where the browser cannot unpack it; ``back``, a relative link
+    put first on the unpacked page (the site's index)."""
     data = base64.b64encode(packed).decode("ascii")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title></head><body>"
-        f'<p id="mathcomp-unpacking" data-instead="{escape(instead)}">Unpacking {escape(title)}...</p>'
+        f'<p id="mathcomp-unpacking" data-instead="{escape(instead)}" data-back="{escape(back)}">'
+        f"Unpacking {escape(title)}...</p>"
         f"<noscript><p>This page is kept compressed and unpacks itself with JavaScript. {escape(instead)}</p>"
         "</noscript>"
         f'<script type="application/octet-stream" id="mathcomp-packed">{data}</script>'
