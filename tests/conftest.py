@@ -45,8 +45,14 @@ import pytest  # noqa: E402
 from helpers.servers import transformers_serve  # noqa: E402
 from helpers.shared_build import built_once  # noqa: E402
 from helpers.suite_runner import REPO  # noqa: E402
+from helpers.tiers import mark_and_order  # noqa: E402
 
 pytest_plugins = ["pytester"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slow tiers marked (`make check` leaves them out) and the model tier first (helpers/tiers.py)."""
+    mark_and_order(items)
 
 
 @pytest.hookimpl(wrapper=True)

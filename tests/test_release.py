@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.wheel_env import RELEASE, REPO, build_wheel, run_release_step
+from helpers.wheel_env import RELEASE, REPO, release_build, run_release_step
 
 CHECK_STEP = "Check the distributions"
 VERSION_STEP = "Check the tag is the package version"
@@ -37,10 +37,9 @@ pytestmark = pytest.mark.xdist_group("release")
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The build step's work: a copy of the sources (``src``) and the distributions (``dist``)."""
-    root = tmp_path_factory.mktemp("release")
-    build_wheel(root)
-    return root
+    """The build step's work: a copy of the sources (``src``) and the distributions (``dist``), shared with
+    tests/test_package.py (read, never written)."""
+    return release_build(tmp_path_factory.mktemp("release"))
 
 
 def _workflow() -> dict[Any, Any]:

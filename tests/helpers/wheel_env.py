@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from .shared_build import built_once
+
 REPO = Path(__file__).resolve().parents[2]
 RELEASE = REPO / ".github" / "workflows" / "release.yml"
 BUILD_STEP = "Build the sdist and the wheel"
@@ -69,6 +71,18 @@ def build_wheel(dest: Path) -> Path:
     assert built.returncode == 0, built.stdout
     (wheel,) = (dest / "dist").glob("mathcomp_tests-*.whl")
     return wheel
+
+
+def release_build(fallback: Path) -> Path:
+    """The release build step's work, a folder holding ``src`` and ``dist``: made once for the whole test
+    session's workers (shared_build), for tests/test_release.py to check and tests/test_package.py to install
+    (the build is the slowest step of either; each made its own before)."""
+
+    def build(folder: Path) -> Path:
+        build_wheel(folder)
+        return folder
+
+    return built_once("release-build", build, fallback)
 
 
 def _ours(name: str) -> bool:
