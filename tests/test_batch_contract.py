@@ -1,9 +1,13 @@
 """The provider-neutral batch protocol (mathcomp_tests/backends/batch/protocol.py), checked the same way
-against both providers' FAKES on 127.0.0.1 (tests/helpers/fake_batch_server.py, fake_anthropic_server.py):
-create, the states, the results, errored, expired and cancelled requests, provider errors as the backend's
-error, a failed download said and tried again, an unreadable batch record said in one line, a wait that
-runs out as its own error, and each batch request the request the live call sends. The runner works on a
-real sqlite response cache and real batch records in a temporary folder."""
+against both providers' FAKES on 127.0.0.1 (tests/helpers/fake_batch_server.py, fake_anthropic_server.py)
+and against FakeCo, a third, FAKE provider registered as a new provider is: its one module
+(tests/helpers/fakeco_batches.py, served by fakeco_server.py) and one line of ``PROVIDERS``, added here with
+monkeypatch. Every provider is made through ``PROVIDERS``: create, the states, the results, errored, expired
+and cancelled requests, provider errors as the backend's error, a failed download said and tried again, the
+provider's extras recorded, an unreadable batch record said in one line, an earlier version's record
+resumed, a wait that runs out as its own error, and (for the two with a live path) each batch request the
+request the live call sends and each reply read as the live path reads it. The runner works on a real
+sqlite response cache and real batch records in a temporary folder."""
 
 from __future__ import annotations
 
@@ -19,11 +23,12 @@ from typing import Any, TypeVar
 import pytest
 from helpers.fake_anthropic_server import AnthropicServer
 from helpers.fake_batch_server import BatchServer
+from helpers.fakeco_batches import REGISTRY_LINE
+from helpers.fakeco_server import FakeCoServer
 from helpers.fault_server import OK, Fault
 
 from mathcomp_tests.backends.base import BackendError, ServerGoneError
-from mathcomp_tests.backends.batch.anthropic import AnthropicBatches
-from mathcomp_tests.backends.batch.openai import OpenAIBatches
+from mathcomp_tests.backends.batch import PROVIDERS, provider
 from mathcomp_tests.backends.batch.pricing import Pricing
 from mathcomp_tests.backends.batch.protocol import (
     BatchAPI,
@@ -43,7 +48,13 @@ from mathcomp_tests.types import Condition, Decoding, Message, Prompt, Response,
 
 T = TypeVar("T")
 KEY = "sk-test-contract-0f1e2d3c4b"
-MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
+MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5", "fakeco": "gpt-4o-mini"}
+"""The model each provider's contract asks (FakeCo hosts an OpenAI model: litellm prices it)."""
+SERVERS = {"openai": BatchServer, "anthropic": AnthropicServer, "fakeco": FakeCoServer}
+EXTRAS = {"openai": {"input_file_id"}, "anthropic": set(), "fakeco": {"receipt"}}
+"""What each provider keeps of a batch beside its id (OpenAI: the input file; Anthropic's travel inline)."""
+WITH_LIVE = pytest.mark.parametrize("side", ["openai", "anthropic"], indirect=True)
+"""The providers whose models litellm also asks live (FakeCo has no live path)."""
 GREEDY = Decoding(max_new_tokens=8)
 
 
@@ -66,12 +77,18 @@ class Side:
     loop: asyncio.AbstractEventLoop
     said: list[str] = field(default_factory=list)
 
+    @property
+    def base(self) -> str:
+        """The server as the provider (and the live path) takes it."""
+        if isinstance(self.server, (AnthropicServer, FakeCoServer)):
+            return self.server.base
+        return self.server.url
+
     def api(self, model: str = "") -> BatchAPI:
+        """The provider's BatchAPI, made as the batch backend makes it: through ``PROVIDERS``."""
         import litellm
 
-        if isinstance(self.server, AnthropicServer):
-            return AnthropicBatches(litellm, model or MODELS["anthropic"], self.server.base, KEY)
-        return OpenAIBatches(litellm, model or MODELS["openai"], self.server.url, KEY)
+        return provider(self.name)(litellm, model or MODELS[self.name], self.base, KEY)
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         return self.loop.run_until_complete(work)
@@ -88,6 +105,8 @@ class Side:
         if isinstance(self.server, AnthropicServer):
             url = f"{self.server.base}/v1/messages/batches/{batch_id}/cancel"
             headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+        elif isinstance(self.server, FakeCoServer):
+            url, headers = f"{self.server.base}/fakeco/jobs/{batch_id}/stop", {"fakeco-key": KEY}
         else:
             url, headers = f"{self.server.url}/batches/{batch_id}/cancel", {}
         request = urllib.request.Request(url, method="POST", data=b"", headers=headers)
@@ -107,9 +126,11 @@ class Side:
         return runner, cache
 
 
-@pytest.fixture(params=["openai", "anthropic"])
-def side(request: pytest.FixtureRequest) -> Iterator[Side]:
-    server = AnthropicServer() if request.param == "anthropic" else BatchServer()
+@pytest.fixture(params=["openai", "anthropic", "fakeco"])
+def side(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Side]:
+    if request.param == "fakeco":
+        monkeypatch.setitem(PROVIDERS, *REGISTRY_LINE)  # the one line that registers a new provider
+    server = SERVERS[request.param]()
     loop = asyncio.new_event_loop()
     with server.running():
         yield Side(request.param, server, loop)
@@ -133,7 +154,7 @@ def test_create_holds_each_request_under_its_key_and_the_batch_runs(side: Side) 
     assert created.state.status is BatchStatus.RUNNING and state.status is BatchStatus.RUNNING and not state.done
     assert sorted(side.held(state.id)) == sorted(r.key for r in requests)
     assert state.line() == f"batch {state.id}: running, 0 of {state.total} answered, 0 failed"
-    assert bool(created.input_file_id) == (side.name == "openai"), "only OpenAI's batches are made from a file"
+    assert set(created.extras) == EXTRAS[side.name] and all(created.extras.values()), created.extras
 
 
 def test_a_finished_batch_is_completed_and_its_results_are_the_answers(side: Side) -> None:
@@ -222,13 +243,54 @@ def test_a_failed_download_is_said_then_tried_again_and_one_that_stays_gone_stop
     side.run(runner.api.close())
 
 
+def test_each_record_keeps_the_provider_s_extras_in_no_provider_s_word(side: Side, tmp_path: Path) -> None:
+    """The record of a batch holds what the provider keeps of it (``Created.extras``) under `extras`; no
+    provider's word (OpenAI's `input_file_id`) is a key of the record itself."""
+    runner, _ = side.runner(side.api(), tmp_path)
+    requests = {r.key: r for r in _requests(2)}
+    assert side.run(runner.answer(requests)).answered == set(requests)
+    side.run(runner.api.close())
+    (path,) = (tmp_path / "batches").glob("*.json")
+    record = json.loads(path.read_text())
+    assert set(record) == {"id", "owner", "keys", "created", "done", "outcome", "unread_runs", "extras"}, record
+    assert set(record["extras"]) == EXTRAS[side.name] and all(record["extras"].values()), record
+    if isinstance(side.server, BatchServer) and side.name == "openai":
+        assert record["extras"]["input_file_id"] == side.server.batches[record["id"]].input_file_id
+
+
+@pytest.mark.parametrize("side", ["openai", "anthropic"], indirect=True)
+def test_a_record_an_earlier_version_wrote_is_resumed(side: Side, tmp_path: Path) -> None:
+    """Records written before `extras` (with `input_file_id`, "" for an Anthropic batch) still load: the
+    run resumes their batch instead of paying for it again, and closes the record in today's form."""
+    side.server.delay = 600
+    api, requests = side.api(), _requests(3)
+    created = side.run(api.create(requests))
+    side.server.delay = 0
+    old_file, path = created.extras.get("input_file_id", ""), tmp_path / "batches" / f"{created.state.id}.json"
+    keys = [r.key for r in requests]
+    path.parent.mkdir()
+    path.write_text(json.dumps({"id": created.state.id, "input_file_id": old_file, "owner": "m@fake", "keys": keys,
+                                "created": 1.0, "done": False, "outcome": "", "unread_runs": 0}))
+    runner, cache = side.runner(api, tmp_path)
+    outcome = side.run(runner.answer({r.key: r for r in requests}))
+    side.run(api.close())
+    assert outcome.resumed == [created.state.id] and outcome.created == [], side.said
+    assert outcome.answered == set(keys) and len(cache.get_many(keys)) == 3
+    assert side.server.created == [created.state.id], "no batch paid twice"
+    closed = json.loads(path.read_text())
+    assert closed["done"] and closed["extras"] == ({"input_file_id": old_file} if old_file else {}), closed
+    assert "input_file_id" not in closed
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
         ('{"id": "b1",\n"keys": [', "line 2: not JSON"),
         (b'{"id": "b1"}\n\xff', "line 2: not UTF-8 text"),
-        ('{"id": "b1", "owner": "m@fake", "created": 1}', "line 1: no input_file_id, keys"),
+        ('{"id": "b1", "owner": "m@fake", "created": 1}', "line 1: no keys"),
         ('{"id": "b1", "input_file_id": "", "owner": "m", "keys": "k", "created": 1}', "line 1: keys is not a list"),
+        ('{"id": "b1", "owner": "m", "keys": [], "created": 1, "extras": ["f"]}', "line 1: extras is not an object"),
+        ('{"id": "b1", "input_file_id": 7, "owner": "m", "keys": [], "created": 1}', "line 1: input_file_id is not"),
         ("[1, 2]", "line 1: a JSON list, not an object"),
     ],
 )
@@ -267,14 +329,14 @@ LIVE = {"openai": ("gpt-4o-mini", "o3-mini"), "anthropic": ("claude-haiku-4-5",)
 """The models whose live and batch requests are compared: o3-mini takes max_completion_tokens, no temperature."""
 
 
+@WITH_LIVE
 def test_the_batch_request_is_the_live_request(side: Side) -> None:
     """A sampled decoding (a seed: drop_params) through the live api backend and through the provider's
     create, on the same fake: the same body, model by model."""
-    base = side.server.base if isinstance(side.server, AnthropicServer) else side.server.url
     sampled = Decoding(max_new_tokens=8, temperature=0.7, seed=1)
     sent = side.server.message_bodies if isinstance(side.server, AnthropicServer) else side.server.chat_bodies
     for name in LIVE[side.name]:
-        live = APIBackend(f"{side.name}/{name}", BackendOptions(api_base=base))
+        live = APIBackend(f"{side.name}/{name}", BackendOptions(api_base=side.base))
         answered = live.complete([_prompt(0)], sampled)
         live.close()
         api = side.api(name)
@@ -315,3 +377,24 @@ def test_a_batch_the_provider_failed_as_a_whole_says_why() -> None:
     loop.close()
     assert state.status is BatchStatus.FAILED
     assert "invalid_request: Model 'gpt-4o-mini' is not available" in state.errors
+
+
+@WITH_LIVE
+def test_each_reply_is_read_as_the_live_path_reads_it(side: Side) -> None:
+    """The same reply through the live api backend and through a batch, on the same fake: one Response but
+    for the batch's own meta (its id, its price). A reasoning model's `<think>` part is read as litellm reads
+    it live (OpenAI's conversion takes it as reasoning, not the answer's text)."""
+    side.server.answer = "<think>more or less?</think>more"
+    live = APIBackend(f"{side.name}/{MODELS[side.name]}", BackendOptions(api_base=side.base))
+    (answered,) = live.complete([_prompt(0)], GREEDY)
+    live.close()
+    api = side.api()
+    state = _finished(side, api, side.run(api.create(_requests(1))).state.id)
+    (result,) = side.run(api.results(state, Pricing(__import__("litellm"), MODELS[side.name]))).found
+    side.run(api.close())
+    batched, mine = result.response, ("batch", "cost", "live_cost")
+    assert answered.error is None and batched.error is None and batched.text == answered.text
+    assert (batched.input_tokens, batched.output_tokens) == (answered.input_tokens, answered.output_tokens)
+    assert {k: v for k, v in batched.meta.items() if k not in mine} == {
+        k: v for k, v in answered.meta.items() if k not in mine
+    }

@@ -4,11 +4,11 @@ version), never retried here: the runner tries a failed look or download again a
 create is never repeated (a timed-out create may have made a batch, and a second would pay twice).
 
 Each request's custom id is its cache key (64 hex digits: Anthropic takes 1 to 64 of ``[a-zA-Z0-9_-]``) and
-its params are what litellm sends for the same live call (encoding.py). Each succeeded message goes
-through litellm's Anthropic response transformation and the live path's ``as_response``: the Response the
-live path would have made (text, tokens, finish reason, model), priced at the batch rate. An ended batch
-reads as `cancelled` when it holds cancelled requests, `expired` when it holds expired ones, else
-`completed`.
+its params are what litellm sends for the same live call (encoding.py); they travel inline, so a batch has
+no ``extras``. Each succeeded message goes through litellm's Anthropic response transformation and the live
+path's ``as_response`` (encoding.py ``answer``): the Response the live path would have made (text, tokens,
+finish reason, model), priced at the batch rate. An ended batch reads as `cancelled` when it holds cancelled
+requests, `expired` when it holds expired ones, else `completed`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any
 
 from ...types import Response
 from ..base import BackendError
-from ..http.api import as_response
 from . import encoding
 from .pricing import Pricing
 from .protocol import (
@@ -49,6 +48,8 @@ BASE = "https://api.anthropic.com"
 KINDS = ("succeeded", "errored", "canceled", "expired")
 """The result types Anthropic documents."""
 PATH = "/v1/messages/batches"
+PROVIDER = "anthropic"
+"""litellm's name for the provider (its parameter mapping, request and response transformations)."""
 
 
 class AnthropicBatches:
@@ -68,7 +69,7 @@ class AnthropicBatches:
 
     def _request(self, request: BatchRequest) -> dict[str, Any]:
         if request.key not in self._params:
-            sent = encoding.body(self._litellm, "anthropic", self.model, request.prompt, request.decoding)
+            sent = encoding.body(self._litellm, PROVIDER, self.model, request.prompt, request.decoding)
             self._params[request.key] = {"custom_id": request.key, "params": sent}
         return self._params[request.key]
 
@@ -145,24 +146,21 @@ class AnthropicBatches:
         if kind != "succeeded":
             error = result.get("error")
             return failed_request(batch_id, f"{kind}: {json.dumps(error) if error else f'the request was {kind}'}")
-        import httpx
-        from litellm import ModelResponse
-
         message = result.get("message")
         if not isinstance(message, dict):
             raise Unreadable("a succeeded result without a message")
-        try:
-            parsed = self._litellm.AnthropicConfig().transform_parsed_response(
-                completion_response=message,
-                raw_response=httpx.Response(200, json=message),
-                model_response=ModelResponse(),
-            )
-            response = as_response(parsed, None)
-        except Exception as exc:  # a message litellm cannot read is no answer
-            raise Unreadable(f"a message litellm cannot read: {shown(exc, 200)}") from exc
-        if response.error is None:
-            response.meta["batch"] = batch_id
-        return price.priced(response)
+        return encoding.answer(lambda: self._parsed(message), batch_id, price)
+
+    def _parsed(self, message: dict[str, Any]) -> Any:
+        """A message as litellm's Anthropic path reads it (a ModelResponse)."""
+        import httpx
+        from litellm import ModelResponse
+
+        return self._litellm.AnthropicConfig().transform_parsed_response(
+            completion_response=message,
+            raw_response=httpx.Response(200, json=message),
+            model_response=ModelResponse(),
+        )
 
     async def close(self) -> None:
         if self._client is not None:

@@ -21,20 +21,13 @@ from ...types import Decoding, Prompt, Response
 from ..base import BackendError, OnResponse
 from ..cache.store import AnswerStore, Row, cache_keys
 from ..http.api import APIBackend
-from .anthropic import AnthropicBatches
-from .openai import OpenAIBatches
+from . import PROVIDERS, provider
 from .outcome import BatchSummary
 from .pricing import Pricing
 from .protocol import BatchAPI, BatchRequest
 from .records import BatchRecords
 from .runner import Runner, Say
 
-PROVIDERS: dict[str, type[OpenAIBatches] | type[AnthropicBatches]] = {
-    "openai/": OpenAIBatches,
-    "anthropic/": AnthropicBatches,
-}
-"""Model string prefixes whose provider's batch API is wired: OpenAI's Batch API (and any OpenAI-compatible
-server that serves the Files and Batches endpoints), Anthropic's Message Batches."""
 Asked = Sequence[tuple[Sequence[Prompt], Decoding]]
 """Calls to answer: each a list of prompts under one decoding."""
 
@@ -52,11 +45,12 @@ class BatchBackend:
         options = options or BackendOptions()
         if options.batch is None:
             raise BackendError("the batch backend needs --batch")
-        prefix = next((p for p in PROVIDERS if model.startswith(p)), None)
-        if prefix is None or options.model_config is not None:
+        name, slash, rest = model.partition("/")
+        if not slash or name not in PROVIDERS or options.model_config is not None:
+            known = ", ".join(f"{p}/<name>" for p in PROVIDERS)
             raise BackendError(
-                "--batch takes an OpenAI model or an OpenAI-compatible server (openai/<name>, with or without "
-                "--api-base) or an Anthropic model (anthropic/<name>), not a --model-config Router"
+                f"--batch takes a model of a provider whose batch API is wired ({known}; an OpenAI-compatible "
+                "server is openai/<name> with --api-base), not a --model-config Router"
             )
         self.live = APIBackend(model, options)
         """The live path: the probe, the cache identity, and --batch-fallback=live."""
@@ -69,7 +63,7 @@ class BatchBackend:
         import litellm
 
         self.price = Pricing(litellm, model)
-        api: BatchAPI = PROVIDERS[prefix](litellm, model.split("/", 1)[1], options.api_base, None)
+        api: BatchAPI = provider(name)(litellm, rest, options.api_base, None)
         self._loop = asyncio.new_event_loop()
         self.runner = Runner(
             api,

@@ -5,9 +5,12 @@ output and error files.
 Each call is one HTTP request (the client's own retries are off): a create is never repeated (a timed-out
 create may have made a batch, and a second would pay twice; the batch records make the next run's retry
 safe), and a failed status check or download is tried again by the runner at its next check, said in one
-line. Each output line becomes the Response the live path would have made (text, tokens, finish reason,
-the model the reply names), priced at the batch rate; a line that is not a result is one sentence naming
-its batch, file and line, and its request counts as unanswered.
+line. Each request is the body litellm sends for the same live call (encoding.py) as the openai SDK sends
+it; each output line's reply goes through litellm's OpenAI response conversion and the live path's
+``as_response`` (encoding.py ``answer``): the Response the live path would have made (text, tokens, finish
+reason, the model the reply names), priced at the batch rate. A line that is not a result is one sentence
+naming its batch, file and line, and its request counts as unanswered. The batch's input file is kept among
+its ``extras`` (``input_file_id``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ from .protocol import (
     shown,
     unreadable,
 )
+
+PROVIDER = "openai"
+"""litellm's name for the provider (its parameter mapping, request transformation and reply conversion)."""
 
 ENDPOINT = "/v1/chat/completions"
 MAX_REQUESTS = 50_000
@@ -70,8 +76,8 @@ class OpenAIBatches:
 
     def _line(self, request: BatchRequest) -> bytes:
         if request.key not in self._lines:
-            sent = encoding.body(self._litellm, "openai", self.model, request.prompt, request.decoding)
-            line = {"custom_id": request.key, "method": "POST", "url": ENDPOINT, "body": sent}
+            sent = encoding.body(self._litellm, PROVIDER, self.model, request.prompt, request.decoding)
+            line = {"custom_id": request.key, "method": "POST", "url": ENDPOINT, "body": sdk_body(sent)}
             self._lines[request.key] = (json.dumps(line, sort_keys=True) + "\n").encode()
         return self._lines[request.key]
 
@@ -98,7 +104,7 @@ class OpenAIBatches:
             )
         except Exception as exc:  # the openai client's errors: the backend's outside
             raise failure("could not create a batch", exc) from exc
-        return Created(_state(batch), str(uploaded.id))
+        return Created(_state(batch), {"input_file_id": str(uploaded.id)})
 
     async def retrieve(self, batch_id: str) -> BatchState:
         """Through the openai client: litellm's ``aretrieve_batch`` downloads a completed batch's output and
@@ -205,15 +211,22 @@ def _response(line: dict[str, Any], batch_id: str, price: Pricing) -> Response:
         raise Unreadable("response.body.choices is not a list")
     if not choices:
         return failed_request(batch_id, "the provider returned no choices")
-    choice = _dict(choices[0], "the first choice")
-    usage = _dict(body.get("usage"), "response.body.usage")
-    tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if not all(t is None or (isinstance(t, int) and not isinstance(t, bool)) for t in (tokens_in, tokens_out)):
-        raise Unreadable("a token count is not a number")
-    meta: dict[str, object] = {"finish_reason": choice.get("finish_reason"), "batch": batch_id}
-    if isinstance(body.get("model"), str) and body["model"]:
-        meta["served_model"] = body["model"]
-    content = _dict(choice.get("message"), "the message").get("content")
-    if content is not None and not isinstance(content, str):
-        raise Unreadable("the message's content is not text")
-    return price.priced(Response(content or "", input_tokens=tokens_in, output_tokens=tokens_out, meta=meta))
+    return encoding.answer(lambda: parsed(body), batch_id, price)
+
+
+def parsed(body: dict[str, Any]) -> Any:
+    """A chat completion body as litellm's OpenAI path reads the openai SDK's reply (a ModelResponse)."""
+    from litellm import ModelResponse
+    from litellm.utils import convert_to_model_response_object
+
+    return convert_to_model_response_object(response_object=body, model_response_object=ModelResponse())
+
+
+def sdk_body(sent: dict[str, Any]) -> dict[str, Any]:
+    """What the openai SDK sends of litellm's request: ``extra_body`` merged in, ``stream: false`` left out."""
+    out = dict(sent)
+    extra = out.pop("extra_body", None) or {}
+    if out.get("stream") is False:
+        del out["stream"]
+    out.update(extra)
+    return out

@@ -1,10 +1,12 @@
 """A provider's batch API as the runner sees it, in no provider's words.
 
-A request is neutral (its cache key, prompt and decoding); each provider encodes its own from the live
-call's parameters (encoding.py), says each batch's state as a ``BatchStatus``, and reads a finished batch's
-results into the Responses the live path would have made. A provider raises only ``BackendError`` (litellm's,
-openai's and httpx's errors are translated at its boundary, ``failure``); the runner's own stops are
-``BatchError``s, each said in one line and each leaving the batches recorded for the next run.
+A request is neutral (its cache key, prompt and decoding); each provider module (one class, a
+``BatchProvider``, named in ``PROVIDERS``) encodes its own from the live call's parameters (encoding.py),
+says each batch's state as a ``BatchStatus``, keeps its own details of a batch in ``Created.extras``, and
+reads a finished batch's results into the Responses the live path would have made (encoding.py ``answer``).
+A provider raises only ``BackendError`` (litellm's, openai's and httpx's errors are translated at its
+boundary, ``failure``); the runner's own stops are ``BatchError``s, each said in one line and each leaving
+the batches recorded for the next run.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...printable import printable
 from ...types import Decoding, Prompt, Response
@@ -81,10 +83,12 @@ class BatchState:
 
 @dataclass(frozen=True)
 class Created:
-    """A batch the provider made: its state, and the input file it was made from ("" where none)."""
+    """A batch the provider made: its state, and what the provider module keeps of it in its own words."""
 
     state: BatchState
-    input_file_id: str = ""
+    extras: dict[str, str] = field(default_factory=dict)
+    """The provider's own details of the batch, recorded with it for whoever looks at it by hand (OpenAI: the
+    ``input_file_id`` it was made from); the runner never reads them. Empty where there are none."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,14 @@ class BatchAPI(Protocol):
     async def close(self) -> None:
         """Close what the calls opened (before the backend's event loop closes)."""
         ...
+
+
+class BatchProvider(Protocol):
+    """What ``PROVIDERS`` (backends/batch/__init__.py) names: a provider module's class, called with litellm,
+    the model name less its provider prefix, the server (None: the provider's own) and the key (None: the
+    provider's environment variable), making that model's BatchAPI."""
+
+    def __call__(self, litellm: Any, model: str, api_base: str | None, api_key: str | None) -> BatchAPI: ...
 
 
 class Unsendable(BackendError):

@@ -1,11 +1,13 @@
 """The batches a run created, kept in the cache folder so that no batch is paid for twice.
 
 One JSON file per batch under ``<cache folder>/batches/``, written (atomically) the moment the provider
-created the batch, before anything waits on it: the batch id, its input file, which cache keys (custom
-ids) it holds, and for which model and server. A run killed while waiting, or the next night, reads the
-open records and collects those batches instead of sending their prompts again; a record is marked done
-once the batch's answers are in the response cache, or once its results could not be read in
-``UNREAD_RUNS`` runs (outcome `unreadable`: its prompts are sent again).
+created the batch, before anything waits on it: the batch id, which cache keys (custom ids) it holds, for
+which model and server, and the provider's own details of it (``extras``: OpenAI's input file). A run killed
+while waiting, or the next night, reads the open records and collects those batches instead of sending their
+prompts again; a record is marked done once the batch's answers are in the response cache, or once its
+results could not be read in ``UNREAD_RUNS`` runs (outcome `unreadable`: its prompts are sent again). A
+record an earlier version wrote (``input_file_id`` where ``extras`` now is) reads as before, its input file
+among the extras, and is written in today's form when it is next saved.
 
 A record that cannot be read is said in one line (file, line, what was expected) and stops the run before
 it sends anything: its batch may hold answers the run would otherwise pay for again. A folder that takes no
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +27,11 @@ from .protocol import BatchRecordError
 
 FOLDER = "batches"
 EXPECTED = (
-    "expected a batch record: one JSON object with id, input_file_id, owner (text), keys (a list of cache keys) "
-    "and created (a time)"
+    "expected a batch record: one JSON object with id, owner (text), keys (a list of cache keys), created (a "
+    "time) and extras (an object of texts)"
 )
+OLD_KEY = "input_file_id"
+"""The key of the input file in a record an earlier version wrote, read into ``extras`` under the same name."""
 KEEP = (
     "its batch may hold answers this run would pay for again: mend the file, or move it away to send its "
     "prompts again"
@@ -38,7 +42,6 @@ KEEP = (
 class BatchRecord:
     id: str
     """The provider's batch id."""
-    input_file_id: str
     owner: str
     """The model and server the batch was sent to (a record is resumed only by a run of the same)."""
     keys: tuple[str, ...]
@@ -49,6 +52,8 @@ class BatchRecord:
     """The batch's last status once done (completed, expired, cancelled, failed), or `unreadable`."""
     unread_runs: int = 0
     """Runs that found the batch ended but could not read its results (gone, refused, unreachable)."""
+    extras: dict[str, str] = field(default_factory=dict)
+    """The provider's own details of the batch (``Created.extras``), kept for whoever looks at it by hand."""
 
 
 class BatchRecords:
@@ -90,8 +95,8 @@ class BatchRecords:
                 "sent and paid again"
             ) from exc
 
-    def add(self, batch_id: str, input_file_id: str, owner: str, keys: list[str]) -> BatchRecord:
-        record = BatchRecord(batch_id, input_file_id, owner, tuple(keys), time.time())
+    def add(self, batch_id: str, extras: dict[str, str], owner: str, keys: list[str]) -> BatchRecord:
+        record = BatchRecord(batch_id, owner, tuple(keys), time.time(), extras=dict(extras))
         self.save(record)
         return record
 
@@ -134,13 +139,13 @@ def read(path: Path) -> BatchRecord:
 def _record(value: Any) -> BatchRecord:
     if not isinstance(value, dict):
         raise TypeError(f"a JSON {type(value).__name__}, not an object")
-    missing = [k for k in ("id", "input_file_id", "owner", "keys", "created") if k not in value]
+    missing = [k for k in ("id", "owner", "keys", "created") if k not in value]
     if missing:
         raise KeyError(f"no {', '.join(missing)}")
     keys = value["keys"]
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise TypeError("keys is not a list of cache keys")
-    texts = ("id", "input_file_id", "owner", "outcome")
+    texts = ("id", "owner", "outcome")
     if not all(isinstance(value.get(k, ""), str) for k in texts) or not value["id"]:
         raise TypeError(f"one of {', '.join(texts)} is not text (or id is empty)")
     created, runs = value["created"], value.get("unread_runs", 0)
@@ -149,6 +154,19 @@ def _record(value: Any) -> BatchRecord:
     if isinstance(runs, bool) or not isinstance(runs, int) or not isinstance(value.get("done", False), bool):
         raise TypeError("done is not true or false, or unread_runs not a count")
     return BatchRecord(
-        value["id"], value["input_file_id"], value["owner"], tuple(keys), float(created),
-        value.get("done", False), value.get("outcome", ""), runs,
+        value["id"], value["owner"], tuple(keys), float(created),
+        value.get("done", False), value.get("outcome", ""), runs, _extras(value),
     )
+
+
+def _extras(value: dict[str, Any]) -> dict[str, str]:
+    """The record's extras; a record an earlier version wrote has its input file (``OLD_KEY``) instead."""
+    if "extras" not in value:
+        old = value.get(OLD_KEY, "")
+        if not isinstance(old, str):
+            raise TypeError(f"{OLD_KEY} is not text")
+        return {OLD_KEY: old} if old else {}
+    extras = value["extras"]
+    if not isinstance(extras, dict) or not all(isinstance(v, str) for v in extras.values()):
+        raise TypeError("extras is not an object of texts")
+    return dict(extras)

@@ -189,7 +189,7 @@ class Runner:
         for part in split([sizes[k] for k in keys], self.api.max_requests, self.api.max_bytes):
             chosen = [keys[n] for n in part]
             created = await self.api.create([requests[k] for k in chosen])
-            tracked[created.state.id] = self.records.add(created.state.id, created.input_file_id, self.owner, chosen)
+            tracked[created.state.id] = self.records.add(created.state.id, created.extras, self.owner, chosen)
             for key in chosen:
                 sends[key] = sends.get(key, 0) + 1
             outcome.created.append(created.state.id)
