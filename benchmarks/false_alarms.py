@@ -23,11 +23,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mathcomp_tests.backends.models import resolve
+from mathcomp_tests.backends.models import named, resolve
+from mathcomp_tests.config.thresholds import load
 from mathcomp_tests.paths import ROOT
 from mathcomp_tests.records.results import read_records
 from mathcomp_tests.scoring import intervals, paired
-from mathcomp_tests.scoring.thresholds import load
 from mathcomp_tests.settings import DEFAULT_MODEL
 from mathcomp_tests.types import LABELS
 
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         records = read_records(run_dir)
         summary = json.loads((run_dir / "summary.json").read_text())
     cases = by_case(records)
-    thresholds = load(ROOT / "thresholds.toml")
+    thresholds = load(ROOT / "thresholds.toml", named)
     spec = resolve(summary["model"])
     framing = {c["case"]: c["framing"] for c in summary["cases"]}
     limits = {case_id: thresholds.for_case(spec, framing[case_id]).max_increase for case_id in cases}

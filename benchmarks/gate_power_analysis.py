@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from mathcomp_tests.backends import models
+from mathcomp_tests.config import thresholds
 from mathcomp_tests.paths import ROOT
-from mathcomp_tests.scoring import paired, soft_paired, thresholds
+from mathcomp_tests.scoring import paired, soft_paired
 from mathcomp_tests.types import LABELS, NEUTRAL, cue_label
 
 SIZES = (30, 100, 300)
@@ -80,7 +81,7 @@ def subsets(ids: list[str], seed: int = SEED, count: int = SUBSETS) -> dict[int,
 @functools.cache
 def max_increase(framing: str) -> dict[str, float]:
     """thresholds.toml's max_increase for the case, as a SmolLM2 fine-tune gated on its base gets it."""
-    table = thresholds.load(ROOT / "thresholds.toml")
+    table = thresholds.load(ROOT / "thresholds.toml", models.named)
     return dict(table.for_case(models.resolve("smollm2-135m"), framing).max_increase)
 
 

@@ -10,14 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.scoring import baseline, paired
-from mathcomp_tests.scoring.baseline import BaselineError, Fingerprint
+from mathcomp_tests.backends.models import recorded
+from mathcomp_tests.baseline_file import reader, writer
+from mathcomp_tests.baseline_file.fit import Baseline
+from mathcomp_tests.baseline_file.format import BaselineError, Fingerprint
+from mathcomp_tests.data.generated_draw import Draw
+from mathcomp_tests.scoring import paired
 
 LIMITS = dict.fromkeys(("less", "more", "equal"), 0.05)
 
 
-def _baseline(tmp_path: Path) -> baseline.Baseline:
-    return baseline.Baseline(
+def _baseline(tmp_path: Path) -> Baseline:
+    return Baseline(
         source=tmp_path / "baseline.txt",
         model="symbolic",
         revision="1",
@@ -30,10 +34,10 @@ def _baseline(tmp_path: Path) -> baseline.Baseline:
 
 
 def test_a_baseline_file_reads_back_what_was_written(tmp_path: Path) -> None:
-    written = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    written = writer.write(_baseline(tmp_path), tmp_path / "baseline.txt")
     text = written.read_text()
     assert "case neutral-begin-std-one-word: lix" in text
-    again = baseline.load(written)
+    again = reader.load(written)
     assert again == _baseline(tmp_path)
 
 
@@ -60,18 +64,18 @@ def test_a_baseline_file_reads_back_what_was_written(tmp_path: Path) -> None:
 def test_a_damaged_baseline_file_names_the_line_and_what_was_expected(
     tmp_path: Path, edit: object, message: str
 ) -> None:
-    path = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    path = writer.write(_baseline(tmp_path), tmp_path / "baseline.txt")
     path.write_text(edit(path.read_text()))  # type: ignore[operator]
     with pytest.raises(BaselineError, match=message):
-        baseline.load(path)
+        reader.load(path)
 
 
 def test_a_missing_baseline_is_an_error_naming_the_path(tmp_path: Path) -> None:
     with pytest.raises(BaselineError, match=r"nowhere\.txt: no such file or run folder"):
-        baseline.load(tmp_path / "nowhere.txt")
+        reader.load(tmp_path / "nowhere.txt")
     (tmp_path / "run").mkdir()
     with pytest.raises(BaselineError, match="not a finished run folder"):
-        baseline.load(tmp_path / "run")
+        reader.load(tmp_path / "run")
 
 
 def test_fit_checks_name_every_difference(tmp_path: Path) -> None:
@@ -161,8 +165,8 @@ def test_under_a_rise_the_items_shown_are_those_that_raised_it() -> None:
 
 # The suite, run as a user runs it (symbolic backend: fast and deterministic).
 
-def _with_generated(tmp_path: Path) -> baseline.Baseline:
-    draw = baseline.Draw(seed=7, sha256="cd" * 32, scenarios=("gen-7-1", "gen-7-2"))
+def _with_generated(tmp_path: Path) -> Baseline:
+    draw = Draw(seed=7, sha256="cd" * 32, scenarios=("gen-7-1", "gen-7-2"))
     cases = {
         **_baseline(tmp_path).cases,
         "generated:neutral-begin-std-one-word": {"gen-7-1": "more", "gen-7-2": "equal"},
@@ -171,30 +175,30 @@ def _with_generated(tmp_path: Path) -> baseline.Baseline:
 
 
 def test_generated_cases_are_written_under_their_own_scenarios_and_read_back(tmp_path: Path) -> None:
-    written = baseline.write(_with_generated(tmp_path), tmp_path / "baseline.txt")
+    written = writer.write(_with_generated(tmp_path), tmp_path / "baseline.txt")
     text = written.read_text()
     assert "format: 4" in text
     assert "generated-seed: 7\n" in text and "generated-scenarios: gen-7-1 gen-7-2\n" in text
     assert "case generated:neutral-begin-std-one-word: me\n" in text
-    assert baseline.load(written) == _with_generated(tmp_path)
+    assert reader.load(written) == _with_generated(tmp_path)
 
 
 def test_a_format_1_file_is_still_read(tmp_path: Path) -> None:
-    path = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    path = writer.write(_baseline(tmp_path), tmp_path / "baseline.txt")
     path.write_text(re.sub(r"cases: \d+\n", "", path.read_text().replace("format: 4", "format: 1")))
-    assert baseline.load(path) == _baseline(tmp_path)
+    assert reader.load(path) == _baseline(tmp_path)
 
 
 def test_a_generated_case_without_its_scenarios_names_the_line(tmp_path: Path) -> None:
-    path = baseline.write(_with_generated(tmp_path), tmp_path / "baseline.txt")
+    path = writer.write(_with_generated(tmp_path), tmp_path / "baseline.txt")
     path.write_text("".join(x for x in path.read_text().splitlines(True) if not x.startswith("generated-")))
     with pytest.raises(
         BaselineError, match=r"baseline.txt:\d+: case generated:neutral.* is a generated case"
     ):
-        baseline.load(path)
+        reader.load(path)
     path.write_text(path.read_text() + "generated-seed: x\n")
     with pytest.raises(BaselineError, match="generated-seed without generated-sha256, generated-scenarios"):
-        baseline.load(path)
+        reader.load(path)
 
 
 def test_generated_cases_fit_only_the_same_count_seed_and_scenarios(tmp_path: Path) -> None:
@@ -221,15 +225,18 @@ def test_the_model_is_recorded_relative_to_the_file_and_found_from_anywhere(
 
     (tmp_path / "models" / "base").mkdir(parents=True)
     own = replace(_baseline(tmp_path), model=f"hf:{(tmp_path / 'models' / 'base').resolve()}")
-    path = baseline.write(own, tmp_path / "gate" / ".." / "baseline.txt")
+    path = writer.write(own, tmp_path / "gate" / ".." / "baseline.txt")
     assert "model: hf:./models/base\n" in path.read_text()
     demo = replace(_baseline(tmp_path), model=f"hf:{(bundled() / 'models' / 'mathcomp-tiny').resolve()}")
-    demo_path = baseline.write(demo, tmp_path / "demo.txt")
+    demo_path = writer.write(demo, tmp_path / "demo.txt")
     assert "model: hf:fixtures/models/mathcomp-tiny\n" in demo_path.read_text()
     monkeypatch.chdir(tmp_path / "models")  # read from elsewhere: relative to the file, not the cwd
-    spec = baseline.load(path).model_spec()
+    found = reader.load(path)
+    spec = recorded(found.model, found.folder)  # the run resolves the model a baseline names
     assert spec is not None and spec.directory == (tmp_path / "models" / "base").resolve()
     assert spec.given == "hf:./models/base"
-    demo_spec = baseline.load(demo_path).model_spec()
+    demo_read = reader.load(demo_path)
+    demo_spec = recorded(demo_read.model, demo_read.folder)
     assert demo_spec is not None and demo_spec.directory == (bundled() / "models" / "mathcomp-tiny").resolve()
-    assert replace(_baseline(tmp_path), model="no-such-alias").model_spec() is None
+    gone = replace(_baseline(tmp_path), model="no-such-alias")
+    assert recorded(gone.model, gone.folder) is None

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.scoring import baseline, baseline_update
-from mathcomp_tests.scoring.baseline import BaselineError
+from mathcomp_tests.baseline_file import reader, writer
+from mathcomp_tests.baseline_file import update as baseline_update
+from mathcomp_tests.baseline_file.fit import Baseline
+from mathcomp_tests.baseline_file.format import BaselineError
 
 
-def _baseline(folder: Path, cases: dict[str, dict[str, str]] | None = None) -> baseline.Baseline:
-    return baseline.Baseline(
+def _baseline(folder: Path, cases: dict[str, dict[str, str]] | None = None) -> Baseline:
+    return Baseline(
         source=folder / "baseline.txt",
         model="symbolic",
         revision="1",
@@ -41,7 +43,7 @@ def test_writing_through_a_link_replaces_the_target_and_keeps_its_mode(tmp_path:
     target.chmod(0o640)
     link = tmp_path / "baseline.txt"
     link.symlink_to(os.path.relpath(target, tmp_path))
-    written = baseline.write(_baseline(tmp_path), link)
+    written = writer.write(_baseline(tmp_path), link)
     assert link.is_symlink() and written == target.resolve()
     assert "case a: lme" in target.read_text()
     assert _mode(target) == 0o640
@@ -51,7 +53,7 @@ def test_writing_through_a_link_replaces_the_target_and_keeps_its_mode(tmp_path:
 def test_a_new_baseline_file_gets_the_users_umask(tmp_path: Path) -> None:
     old = os.umask(0o027)
     try:
-        written = baseline.write(_baseline(tmp_path), tmp_path / "new" / "baseline.txt")
+        written = writer.write(_baseline(tmp_path), tmp_path / "new" / "baseline.txt")
     finally:
         os.umask(old)
     assert _mode(written) == 0o640  # 0666 less 0027, as any plain open() would make it
@@ -60,7 +62,7 @@ def test_a_new_baseline_file_gets_the_users_umask(tmp_path: Path) -> None:
 def test_a_narrowed_update_rewrites_its_cases_adds_new_ones_and_keeps_every_other_byte(
     tmp_path: Path,
 ) -> None:
-    path = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    path = writer.write(_baseline(tmp_path), tmp_path / "baseline.txt")
     text = path.read_text().replace("case b:", "# the team's note\ncase b:")
     path.write_text(text)
     fresh = _baseline(
@@ -71,7 +73,7 @@ def test_a_narrowed_update_rewrites_its_cases_adds_new_ones_and_keeps_every_othe
     assert (done.rewritten, done.added, done.kept, done.total) == (1, 1, 1, 3)
     expected = text.replace("case a: lme", "case a: mmm").replace("cases: 2", "cases: 3") + "case c: exx\n"
     assert path.read_text() == expected
-    assert set(baseline.load(path).cases) == {"a", "b", "c"}
+    assert set(reader.load(path).cases) == {"a", "b", "c"}
 
 
 @pytest.mark.parametrize(
@@ -86,7 +88,7 @@ def test_a_narrowed_update_rewrites_its_cases_adds_new_ones_and_keeps_every_othe
 def test_a_narrowed_update_of_another_kind_is_refused_and_leaves_the_file(
     tmp_path: Path, change: dict[str, object], message: str
 ) -> None:
-    path = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    path = writer.write(_baseline(tmp_path), tmp_path / "baseline.txt")
     before = path.read_bytes()
     fresh = replace(_baseline(tmp_path), **change)  # type: ignore[arg-type]
     if "scenarios" in change:
@@ -97,7 +99,7 @@ def test_a_narrowed_update_of_another_kind_is_refused_and_leaves_the_file(
 
 
 def test_a_damaged_file_is_not_updated(tmp_path: Path) -> None:
-    path = baseline.write(_baseline(tmp_path), tmp_path / "baseline.txt")
+    path = writer.write(_baseline(tmp_path), tmp_path / "baseline.txt")
     path.write_text(path.read_text().replace("cases: 2", "cases: 5"))
     before = path.read_bytes()
     with pytest.raises(BaselineError, match="damaged or cut short"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from helpers.suite_runner import REPO, run_suite
 
-from mathcomp_tests.scoring import baseline
+from mathcomp_tests.baseline_file import reader
 
 ARGS = ("--model=symbolic", "--limit=20", "--framings=neutral,direct-more")
 
@@ -146,7 +146,7 @@ def test_generated_cases_are_written_compared_and_must_be_drawn_alike(tmp_path: 
     first = run_suite(tmp_path, *GENERATED_ARGS, f"--update-baseline={path}", generated=True)
     assert first.returncode == 0, first.output
     assert "baseline written: " in first.output and "(2 cases, 2 generated cases)" in first.output
-    written = baseline.load(path)
+    written = reader.load(path)
     assert written.generated is not None and written.generated.options == "--generated=6 --hypothesis-seed=3"
     assert sorted(written.cases) == [
         "direct-more-begin-std-one-word",

@@ -19,10 +19,11 @@ import pytest
 from helpers.suite_runner import REPO, SuiteRun, run_suite
 from helpers.usage import call
 
+from mathcomp_tests.baseline_file import reader, writer
+from mathcomp_tests.data.generated_draw import Draw
 from mathcomp_tests.listing import few
 from mathcomp_tests.records import results
-from mathcomp_tests.scoring import baseline, item_changes
-from mathcomp_tests.scoring.baseline_format import Draw
+from mathcomp_tests.scoring import item_changes
 from mathcomp_tests.types import LABELS
 
 SELECTION = ("--limit=12", "--framings=neutral,direct-more", "--positions=begin")
@@ -115,7 +116,7 @@ def test_per_label_counts_are_the_paired_tests_pairs(runs: Runs, capsys: pytest.
 def test_a_baseline_file_with_altered_letters_shows_exactly_those_items(
     runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = baseline.write(baseline.from_run_dir(runs.demo.run_dir), tmp_path / "baseline.txt")
+    path = writer.write(reader.from_run_dir(runs.demo.run_dir), tmp_path / "baseline.txt")
     text = path.read_text()
     line = next(x for x in text.splitlines() if x.startswith(f"case {NEUTRAL}: "))
     letters, sep, probs = line.partition(": ")[2].partition(" | ")  # format 4: the probabilities follow
@@ -141,10 +142,10 @@ def test_runs_of_other_selections_are_one_usage_line(
 ) -> None:
     """A baseline file of 8 of the 12 scenarios and one of the two cases (as --limit=8 --framings=neutral
     would write), then one from another dataset, then a path that is neither."""
-    full = baseline.from_run_dir(runs.reference.run_dir)
+    full = reader.from_run_dir(runs.reference.run_dir)
     kept = full.scenarios[:8]
     fewer = replace(full, scenarios=kept, cases={NEUTRAL: {s: full.cases[NEUTRAL][s] for s in kept}})
-    path = baseline.write(fewer, tmp_path / "fewer.txt")
+    path = writer.write(fewer, tmp_path / "fewer.txt")
     code, out, err = call(capsys, "diff", str(path), str(runs.demo.run_dir))
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     assert err == (
@@ -153,7 +154,7 @@ def test_runs_of_other_selections_are_one_usage_line(
         f"other cases (1 in RUN_A, 2 in RUN_B; only in RUN_B: {CUED})\n"
     )
     # a baseline file written from another dataset
-    path = baseline.write(baseline.from_run_dir(runs.reference.run_dir), tmp_path / "other.txt")
+    path = writer.write(reader.from_run_dir(runs.reference.run_dir), tmp_path / "other.txt")
     text = path.read_text()
     sha = runs.reference.summary["dataset"]["sha256"]
     path.write_text(text.replace(f"dataset-sha256: {sha}", "dataset-sha256: " + "0" * 64))
@@ -224,7 +225,7 @@ def test_damaged_input_is_one_line_naming_file_and_line(
         f"error: {path}: line {len(lines)} is cut short (the run was stopped while writing it); "
         "expected one result record per line\n"
     )
-    text = baseline.render(baseline.from_run_dir(runs.reference.run_dir))
+    text = writer.render(reader.from_run_dir(runs.reference.run_dir))
     number, line = next((i, x) for i, x in enumerate(text.splitlines(), 1) if x.startswith(f"case {CUED}: "))
     bad = tmp_path / "bad.txt"
     bad.write_text(text.replace(line, line[:-1] + "?"))

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import SuiteRun, run_suite
 
-from mathcomp_tests.scoring import baseline
+from mathcomp_tests.baseline_file import reader, writer
+from mathcomp_tests.baseline_file.fit import Baseline
 from mathcomp_tests.scoring.metrics import percent
 
 CASES = ("neutral", "direct-more", "direct-less", "indirect-more")
@@ -54,10 +55,10 @@ def gate(tmp_path_factory: pytest.TempPathFactory) -> Gate:
     own = folder / "baseline.txt"
     base = run_suite(folder, *ARGS, f"--thresholds={thresholds}", f"--update-baseline={own}")
     assert base.returncode == 1 and "baseline written" in base.output, base.output
-    answers = baseline.load(own)
+    answers = reader.load(own)
     golds = {str(r["scenario"]): str(r["gold"]) for r in base.records}
     cases = {**answers.cases, RIGHTED: {s: golds[s] for s in answers.scenarios}}
-    righted = baseline.write(baseline.Baseline(**{**answers.__dict__, "cases": cases}), folder / "righted.txt")
+    righted = writer.write(Baseline(**{**answers.__dict__, "cases": cases}), folder / "righted.txt")
     return Gate(folder, own, righted, thresholds)
 
 

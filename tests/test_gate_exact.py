@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import run_suite
 
-from mathcomp_tests.scoring import baseline, baseline_update, soft_paired
-from mathcomp_tests.scoring.baseline_format import BaselineError, probs_text
+from mathcomp_tests.baseline_file import reader, writer
+from mathcomp_tests.baseline_file import update as baseline_update
+from mathcomp_tests.baseline_file.fit import Baseline
+from mathcomp_tests.baseline_file.format import BaselineError, probs_text
+from mathcomp_tests.scoring import soft_paired
 
 LIMITS = dict.fromkeys(("less", "more", "equal"), 0.05)
 DEMO = ("--model=hf:fixtures/models/mathcomp-tiny", "--scoring=logprob", "--limit=60", "--generated=0")
@@ -32,7 +35,7 @@ def test_full_precision_against_the_files_thousandths_is_no_difference() -> None
     golds = {str(i): ("more", "equal", "less")[i % 3] for i in range(60)}
     run = _probabilities(60, 1)
     order = list(run)
-    kept = baseline.parse(
+    kept = reader.parse(
         Path("b.txt"),
         "format: 4\nmodel: m\ndataset: d\ndataset-sha256: 0\nprompt-set: hf\n"
         f"scenarios: {' '.join(order)}\ncases: 1\ncase c: {'l' * 60} | {probs_text([run[s] for s in order])}\n",
@@ -74,7 +77,7 @@ def _file(tmp_path: Path, case_lines: str, cases: int = 1) -> Path:
 def test_an_item_that_is_no_distribution_is_a_damaged_baseline(tmp_path: Path, items: str, item: str) -> None:
     path = _file(tmp_path, f"case neutral-end-std-one-word: lme | {items}\n")
     with pytest.raises(BaselineError) as caught:
-        baseline.load(path)
+        reader.load(path)
     said = str(caught.value)
     assert said.startswith(f"{path}:8: case neutral-end-std-one-word: {item}"), said
     assert "summing to 1000" in said and "restore it" in said
@@ -82,7 +85,7 @@ def test_an_item_that_is_no_distribution_is_a_damaged_baseline(tmp_path: Path, i
 
 def test_thousandths_that_round_to_999_or_1001_are_a_distribution(tmp_path: Path) -> None:
     path = _file(tmp_path, "case neutral-end-std-one-word: lme | 333,333,333 334,334,333 500,300,200\n")
-    assert baseline.load(path).probs["neutral-end-std-one-word"]["1"]["less"] == 0.333
+    assert reader.load(path).probs["neutral-end-std-one-word"]["1"]["less"] == 0.333
 
 
 def test_a_case_line_that_lost_its_probabilities_is_a_damaged_baseline(tmp_path: Path) -> None:
@@ -92,10 +95,10 @@ def test_a_case_line_that_lost_its_probabilities_is_a_damaged_baseline(tmp_path:
         "case direct-less-end-std-cot: lme\n"
     )
     with pytest.raises(BaselineError, match=r"baseline.txt:9: case direct-less-end-std-one-word has no label "):
-        baseline.load(_file(tmp_path, lines, 3))
+        reader.load(_file(tmp_path, lines, 3))
     kept = _file(tmp_path, lines.replace("direct-less-end-std-one-word: lme\n", "direct-less-end-std-one-word: "
                                           "lme | - - -\n"), 3)  # fmt: skip
-    assert set(baseline.load(kept).probs) == {"neutral-end-std-one-word", "direct-less-end-std-one-word"}
+    assert set(reader.load(kept).probs) == {"neutral-end-std-one-word", "direct-less-end-std-one-word"}
 
 
 def test_a_damaged_baseline_stops_the_run_in_one_line(tmp_path: Path) -> None:
@@ -107,28 +110,28 @@ def test_a_damaged_baseline_stops_the_run_in_one_line(tmp_path: Path) -> None:
 
 
 def test_a_file_that_keeps_probabilities_says_which_case_has_none(tmp_path: Path) -> None:
-    made = baseline.Baseline(
+    made = Baseline(
         source=tmp_path / "b.txt", model="m", revision=None, dataset="d", dataset_sha256="0", prompt_set="hf",
         scenarios=("1", "2"),
         cases={c: {"1": "less", "2": "more"} for c in ("neutral-end-std-one-word", "neutral-end-std-json",
                                                        "neutral-end-std-cot")},
         probs={"neutral-end-std-one-word": {s: {"less": 0.5, "more": 0.3, "equal": 0.2} for s in ("1", "2")}},
     )  # fmt: skip
-    text = baseline.write(made, tmp_path / "b.txt").read_text()
+    text = writer.write(made, tmp_path / "b.txt").read_text()
     assert "case neutral-end-std-json: lm | - -\n" in text, "scored by labels, none kept: said"
     assert "case neutral-end-std-cot: lm\n" in text, "a generated answer has no label probabilities"
-    assert set(baseline.load(tmp_path / "b.txt").probs) == {"neutral-end-std-one-word", "neutral-end-std-json"}
+    assert set(reader.load(tmp_path / "b.txt").probs) == {"neutral-end-std-one-word", "neutral-end-std-json"}
 
 
-def _two_cases(tmp_path: Path) -> tuple[Path, baseline.Baseline]:
-    made = baseline.Baseline(
+def _two_cases(tmp_path: Path) -> tuple[Path, Baseline]:
+    made = Baseline(
         source=tmp_path / "b.txt", model="m", revision=None, dataset="d", dataset_sha256="0", prompt_set="hf",
         scenarios=("1", "2"),
         cases={"neutral-end-std-one-word": {"1": "less", "2": "more"},
                "direct-less-end-std-one-word": {"1": "less", "2": "less"}},
     )  # fmt: skip
     fresh = replace(made, cases={"neutral-end-std-one-word": {"1": "more", "2": "more"}})
-    return baseline.write(made, tmp_path / "b.txt"), fresh
+    return writer.write(made, tmp_path / "b.txt"), fresh
 
 
 def test_a_narrowed_update_keeps_a_crlf_files_line_ends(tmp_path: Path) -> None:
@@ -144,7 +147,7 @@ def test_a_narrowed_update_keeps_a_crlf_files_line_ends(tmp_path: Path) -> None:
 def test_a_baseline_with_a_byte_order_mark_is_read_and_kept(tmp_path: Path) -> None:
     path, fresh = _two_cases(tmp_path)
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    assert set(baseline.load(path).cases) == {"neutral-end-std-one-word", "direct-less-end-std-one-word"}
+    assert set(reader.load(path).cases) == {"neutral-end-std-one-word", "direct-less-end-std-one-word"}
     baseline_update.update(path, fresh)
     assert path.read_bytes().startswith(b"\xef\xbb\xbf#"), "the mark is kept where it was"
-    assert baseline.load(path).cases["neutral-end-std-one-word"] == {"1": "more", "2": "more"}
+    assert reader.load(path).cases["neutral-end-std-one-word"] == {"1": "more", "2": "more"}

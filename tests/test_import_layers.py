@@ -20,12 +20,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "types", "paths", "suite_selection", "rootdir", "tomltext", "printable", "finite", "userfile", "owncheck",
         "listing", "summary_format", "run_folder",
     ),  # fmt: skip
-    ("settings",),
+    ("settings", "config"),
     ("data", "reading"),
+    ("scoring",),
     ("formats",),
     ("prompts",),
     ("backends",),
-    ("protocols", "scoring"),
+    ("protocols", "baseline_file"),
     ("verdict",),
     ("records",),
     ("report",),
@@ -184,3 +185,73 @@ def test_the_check_finds_a_cycle_and_an_upward_import() -> None:
     assert layer("mathcomp_tests.report.html") > layer("mathcomp_tests.records.items")
     assert layer("mathcomp_tests.settings") < layer("mathcomp_tests.run")
     assert top("mathcomp_tests.report.__main__") == "report", "an entry point inside a package is that package"
+
+
+def imported_names(name: str, path: Path) -> Iterator[tuple[str, str]]:
+    """(module, name) for every ``from <the project's module> import name`` in ``path``."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] == "mathcomp_tests":
+                yield from ((target, alias.name) for alias in node.names)
+
+
+def room_imports(room: str) -> list[tuple[str, str]]:
+    """(module, what it imports) for every import of the project's own code by the modules of ``room``."""
+    found = [(name, target) for name, edges in EDGES.items() if top(name) == room for _, target in edges]
+    assert found, f"no module of {room}/ imports anything: is {room}/ still a room?"
+    return sorted(found)
+
+
+MODEL_ROOMS = ("backends", "protocols")
+"""Where a model is called: the backends, and the protocols (the judge, protocols/judge.py, asks one)."""
+
+
+def test_the_statistics_import_neither_the_baseline_file_nor_the_configuration_nor_a_model() -> None:
+    """scoring/ is the statistics: pure computation on answers already read. The ceilings, limits and base
+    answers it works on are handed in by its caller, so it imports nothing of baseline_file/ (the baseline
+    file's format), config/ (thresholds.toml) or a room that calls a model, whatever LAYERS allows."""
+    found = [
+        f"{name} imports {target}"
+        for name, target in room_imports("scoring")
+        if top(target) in ("baseline_file", "config", *MODEL_ROOMS)
+    ]
+    assert not found, "the statistics reach outside their room:\n" + "\n".join(found)
+    assert not any(top(name) == "scoring" and name.endswith(".judge") for name in KNOWN), "the judge calls a model"
+
+
+def test_the_configuration_imports_nothing_but_the_bottom_layer() -> None:
+    """config/ reads thresholds.toml into plain data: besides its own modules it imports layer 0 only, so no
+    statistics, no baseline file and no backend. Which model a [model.*] section names is resolved by its
+    caller (backends/models.py ``named``, handed to ``thresholds.load``), never through the filesystem here."""
+    found = [
+        f"{name} imports {target}"
+        for name, target in room_imports("config")
+        if top(target) != "config" and target != "mathcomp_tests" and layer(target) != 0
+    ]
+    assert not found, "the configuration imports more than layer 0:\n" + "\n".join(found)
+
+
+def test_the_baseline_file_takes_only_its_precision_from_the_statistics_and_resolves_no_model() -> None:
+    """baseline_file/ imports one statistics module, scoring/precision.py (the thousandths probabilities are
+    kept and compared at), nothing of config/, and of the backends only how a model name that looks like a
+    path is written: it keeps the model a baseline names as written, and the run resolves it
+    (backends/models.py ``recorded``)."""
+    imported = room_imports("baseline_file")
+    assert {t for _, t in imported if top(t) == "scoring"} == {"mathcomp_tests.scoring.precision"}, imported
+    assert not [t for _, t in imported if top(t) == "config"], imported
+    from_models = {
+        (name, target, what)
+        for name, path in KNOWN.items()
+        if top(name) == "baseline_file"
+        for target, what in imported_names(name, path)
+        if top(target) in MODEL_ROOMS
+    }
+    assert {(t, what) for _, t, what in from_models} == {("mathcomp_tests.backends.models", "looks_like_path")}, (
+        from_models
+    )

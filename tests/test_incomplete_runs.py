@@ -24,9 +24,10 @@ from helpers.fault_server import Fault, FaultServer
 from helpers.plugin_env import with_test_plugins
 from helpers.suite_runner import REPO, run_suite
 
+from mathcomp_tests.baseline_file import reader, writer
+from mathcomp_tests.baseline_file.fit import Baseline
+from mathcomp_tests.baseline_file.format import BaselineError
 from mathcomp_tests.report.headline import verdict_html
-from mathcomp_tests.scoring import baseline
-from mathcomp_tests.scoring.baseline import BaselineError
 
 TWO_CASES = ("--framings=neutral", "--positions=begin,end", "--limit=4")
 HOLD = ("-p", "helpers.hold_collection")
@@ -272,7 +273,7 @@ def test_a_server_that_dies_mid_run_leaves_the_baseline_untouched(tmp_path: Path
     assert summary["status"] == "incomplete"
     assert any(r.startswith("the run stopped early: the model server at") for r in summary["incomplete_reasons"])
     assert _verdict(run_dir).startswith("INCOMPLETE: this run cannot pass")
-    assert baseline.load(path).cases, "the kept baseline still reads"
+    assert reader.load(path).cases, "the kept baseline still reads"
 
 
 def test_a_server_that_only_errs_leaves_the_baseline_untouched(tmp_path: Path) -> None:
@@ -305,12 +306,12 @@ def test_the_verdict_of_an_incomplete_run_never_says_passed() -> None:
 def _written(tmp_path: Path) -> Path:
     """A baseline file of two cases, as --update-baseline writes it."""
     answers = {"1": "less", "2": "more"}
-    made = baseline.Baseline(
+    made = Baseline(
         source=tmp_path, model="symbolic", revision=None, dataset="d.csv", dataset_sha256="0" * 64,
         prompt_set="hf", scenarios=("1", "2"),
         cases={"neutral-begin-std-one-word": answers, "neutral-end-std-one-word": answers},
     )  # fmt: skip
-    return baseline.write(made, tmp_path / "baseline.txt")
+    return writer.write(made, tmp_path / "baseline.txt")
 
 
 @pytest.mark.parametrize(
@@ -324,10 +325,10 @@ def _written(tmp_path: Path) -> Path:
 )
 def test_a_baseline_cut_short_is_named_damaged_with_its_path(tmp_path: Path, cut: Any, message: str) -> None:
     path = _written(tmp_path)
-    assert len(baseline.load(path).cases) == 2
+    assert len(reader.load(path).cases) == 2
     path.write_text(cut(path.read_text()))
     with pytest.raises(BaselineError, match=message) as caught:
-        baseline.load(path)
+        reader.load(path)
     assert str(path) in str(caught.value)
     assert "another selection" not in str(caught.value)
 
@@ -335,10 +336,10 @@ def test_a_baseline_cut_short_is_named_damaged_with_its_path(tmp_path: Path, cut
 def test_a_format_2_file_without_a_count_is_still_read(tmp_path: Path) -> None:
     path = _written(tmp_path)
     path.write_text(path.read_text().replace("format: 4", "format: 2").replace("cases: 2\n", ""))
-    assert len(baseline.load(path).cases) == 2
+    assert len(reader.load(path).cases) == 2
 
 
 def test_a_run_folder_of_an_incomplete_run_is_no_baseline(tmp_path: Path) -> None:
     run = run_suite(tmp_path, "--model=symbolic", "-k", "nomatch")
     with pytest.raises(BaselineError, match=r"an incomplete run \(no case ran"):
-        baseline.load(run.run_dir)
+        reader.load(run.run_dir)

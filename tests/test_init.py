@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from mathcomp_tests import cli, init
+from mathcomp_tests.backends.models import named
+from mathcomp_tests.config import thresholds
 from mathcomp_tests.paths import default_thresholds
-from mathcomp_tests.scoring import thresholds
 
 WRITTEN = ("thresholds.toml", "mathcomp-baseline/README.md", ".github/workflows/mathcomp.yml")
 
@@ -37,8 +38,8 @@ def test_the_starter_thresholds_are_the_packaged_ceilings_with_an_example_for_th
     tmp_path: Path,
 ) -> None:
     init.init(tmp_path, "openai/their-model")
-    starter = thresholds.load(tmp_path / "thresholds.toml")
-    packaged = thresholds.load(default_thresholds())
+    starter = thresholds.load(tmp_path / "thresholds.toml", named)
+    packaged = thresholds.load(default_thresholds(), named)
     assert starter.data == packaged.data
     assert '# [model."openai/their-model"]' in (tmp_path / "thresholds.toml").read_text()
 

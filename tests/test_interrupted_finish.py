@@ -14,7 +14,7 @@ from helpers import interrupt_at, taken_path
 from helpers.plugin_env import with_test_plugins
 from helpers.suite_runner import pytest_process
 
-from mathcomp_tests.scoring import baseline
+from mathcomp_tests.baseline_file import reader
 
 TWO_CASES = ("--model=symbolic", "--framings=neutral", "--positions=begin,end", "--limit=4", "--generated=0")
 SAID = "while the run's end was written"
@@ -60,7 +60,7 @@ def test_a_signal_while_the_end_is_written_leaves_the_finished_runs_files_and_on
     assert (summary["status"], summary["cases_reported"]) == ("complete", 2), summary["incomplete_reasons"]
     assert not list(run_dir.glob("*.tmp")), "a half-written file was left"
     assert "MathComp framing-bias report" in (run_dir / "report.html").read_text()
-    assert sorted(baseline.load(path).cases) == ["neutral-begin-std-one-word", "neutral-end-std-one-word"]
+    assert sorted(reader.load(path).cases) == ["neutral-begin-std-one-word", "neutral-end-std-one-word"]
     assert "MathComp directional error" in output, "the end-of-run table was printed"
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mathcomp_tests.backends.models import resolve
+from mathcomp_tests.backends.models import named, resolve
+from mathcomp_tests.config.thresholds import ThresholdsError, load
 from mathcomp_tests.scoring import intervals, metrics, soft_paired
-from mathcomp_tests.scoring.thresholds import ThresholdsError, load
 from mathcomp_tests.types import Prediction
 from mathcomp_tests.verdict import checks as verdict
 
@@ -194,9 +194,9 @@ def test_gate_chooses_which_end_of_the_interval_meets_the_ceiling(
     path.write_text(
         f'[default]\ndir_err = 0.20\ninvalid_rate = 0.1\nerror_rate = 0.0\n\n[framing.neutral]\ngate = "{gate}"\n'
     )
-    ceilings = load(path).for_case(SPEC, "neutral")
+    ceilings = load(path, named).for_case(SPEC, "neutral")
     assert ceilings.gate == gate
-    assert load(path).for_case(SPEC, "direct-more").gate == "point"
+    assert load(path, named).for_case(SPEC, "direct-more").gate == "point"
     assert ("DirErr(more)" in verdict.breaches(_scores(hits, 100), ceilings)) is fails
 
 
@@ -206,7 +206,7 @@ def test_max_increase_resolves_by_label_and_defaults_when_unset(tmp_path: Path) 
         "[default]\ndir_err = 0.2\ninvalid_rate = 0.1\nerror_rate = 0.0\nmax_increase = 0.03\n\n"
         "[framing.indirect-more]\nmax_increase = { more = 0.10 }\n"
     )
-    thresholds = load(path)
+    thresholds = load(path, named)
     assert thresholds.for_case(SPEC, "indirect-more").max_increase == {
         "less": 0.03,
         "more": 0.10,
@@ -214,7 +214,7 @@ def test_max_increase_resolves_by_label_and_defaults_when_unset(tmp_path: Path) 
     }
     bare = tmp_path / "bare.toml"
     bare.write_text("[default]\ndir_err = 0.2\ninvalid_rate = 0.1\nerror_rate = 0.0\n")
-    ceilings = load(bare).for_case(SPEC, "neutral")
+    ceilings = load(bare, named).for_case(SPEC, "neutral")
     assert ceilings.gate == "point" and set(ceilings.max_increase.values()) == {0.05}
 
 
@@ -230,7 +230,7 @@ def test_bad_gate_or_max_increase_names_the_key(tmp_path: Path, line: str, messa
     path = tmp_path / "thresholds.toml"
     path.write_text(f"[default]\ndir_err = 0.2\ninvalid_rate = 0.1\nerror_rate = 0.0\n{line}\n")
     with pytest.raises(ThresholdsError, match=message):
-        load(path)
+        load(path, named)
 
 
 def test_the_failure_message_shows_the_interval_and_the_gated_end(tmp_path: Path) -> None:
@@ -240,7 +240,7 @@ def test_the_failure_message_shows_the_interval_and_the_gated_end(tmp_path: Path
 
     path = tmp_path / "thresholds.toml"
     path.write_text('[default]\ndir_err = 0.20\ninvalid_rate = 0.1\nerror_rate = 0.0\ngate = "lower"\n')
-    ceilings = load(path).for_case(SPEC, "neutral")
+    ceilings = load(path, named).for_case(SPEC, "neutral")
     result = CaseResult(Condition("neutral", "end"), "m", "", (), _scores(40, 100), ceilings, sent=0)
     text = explanation(result)
     assert "gate: the lower end of the 95% interval is held to the ceiling" in text

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.backends.models import resolve
-from mathcomp_tests.scoring import thresholds
+from mathcomp_tests.backends.models import named, resolve
+from mathcomp_tests.config import thresholds
+from mathcomp_tests.config.thresholds import ThresholdsError
+from mathcomp_tests.scoring.cue_pairs import breaches
 from mathcomp_tests.scoring.invariance import cue_metrics, neutral_metrics
-from mathcomp_tests.scoring.invariance_ceilings import breaches
-from mathcomp_tests.scoring.thresholds import ThresholdsError
 
 BASE = """
 [default]
@@ -35,7 +35,7 @@ edr_min = 0.6
 def load(tmp_path: Path, text: str) -> thresholds.Thresholds:
     path = tmp_path / "thresholds.toml"
     path.write_text(text)
-    return thresholds.load(path)
+    return thresholds.load(path, named)
 
 
 def test_later_sections_override_metric_by_metric_and_half_by_half(tmp_path: Path) -> None:
@@ -96,6 +96,6 @@ def test_breaches_name_the_metric_the_half_and_the_numbers() -> None:
 
 
 def test_the_shipped_file_gates_placebo_framings_and_the_reference(tmp_path: Path) -> None:
-    shipped = thresholds.load(Path(__file__).resolve().parents[1] / "thresholds.toml")
+    shipped = thresholds.load(Path(__file__).resolve().parents[1] / "thresholds.toml", named)
     assert shipped.invariance(resolve("symbolic"), "indirect-less")[0]["flip_rate"] == {"all": 0.0}
     assert "flip_rate" in shipped.invariance(resolve("openai/gpt-4o"), "placebo-equal")[0]

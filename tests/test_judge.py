@@ -9,7 +9,7 @@ from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests import prompts
 from mathcomp_tests.data import scenarios
-from mathcomp_tests.scoring.judge import judge_prompt, load_template
+from mathcomp_tests.protocols.judge import judge_prompt, load_template
 from mathcomp_tests.types import Condition
 
 

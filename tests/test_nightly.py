@@ -115,24 +115,26 @@ def test_the_committed_baseline_fits_the_default_run() -> None:
     (after a change to fixtures/scenarios.csv or the demo model, rewrite it with `pytest --update-baseline`)."""
     from mathcomp_tests import prompts
     from mathcomp_tests.backends.models import resolve
+    from mathcomp_tests.baseline_file import reader
+    from mathcomp_tests.baseline_file.format import Fingerprint, sha256_of
     from mathcomp_tests.data import datasets
-    from mathcomp_tests.scoring import baseline
+    from mathcomp_tests.data.generated_draw import GENERATED_PREFIX
     from mathcomp_tests.settings import DEFAULT_MODEL, Settings, conditions
 
-    committed = baseline.load(REPO / "baseline.txt")
+    committed = reader.load(REPO / "baseline.txt")
     spec = resolve(DEFAULT_MODEL)
     dataset = datasets.resolve(None, None, REPO / ".mathcomp-cache")
     committed.check_fits(
-        baseline.Fingerprint(
+        Fingerprint(
             dataset=dataset.name,
-            dataset_sha256=baseline.sha256_of(dataset.path),
+            dataset_sha256=sha256_of(dataset.path),
             prompt_set=prompts.load_prompt_set(spec.prompt_set).name,
             scenarios=tuple(s.id for s in dataset.scenarios),
             cases=tuple(c.id for c in conditions(Settings())),
         )
     )
     default = {c.id for c in conditions(Settings())}
-    assert set(committed.cases) == default | {baseline.GENERATED_PREFIX + case for case in default}
+    assert set(committed.cases) == default | {GENERATED_PREFIX + case for case in default}
     assert committed.model == spec.resolved
 
 

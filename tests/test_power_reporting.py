@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import run_suite
 
+from mathcomp_tests.backends.models import named
+from mathcomp_tests.config import thresholds
 from mathcomp_tests.plugin.finish import power_note
-from mathcomp_tests.scoring import thresholds
 from mathcomp_tests.verdict import power
 
 
@@ -51,7 +52,7 @@ def test_a_detect_rise_of_zero_is_refused_with_its_key(tmp_path: Path, value: st
     path.write_text(f"[default]\ndir_err = 0.5\n[framing.direct-less]\ndetect_rise = {value}\n")
     refused = r"framing.direct-less.detect_rise = 0(\.0)?; expected a number above 0"
     with pytest.raises(thresholds.ThresholdsError, match=refused):
-        thresholds.load(path)
+        thresholds.load(path, named)
 
 
 def test_a_test_that_cannot_rise_because_items_left_the_label_says_so() -> None:

@@ -297,22 +297,22 @@ def test_what_changed_item_by_item_renders_filters_and_runs_no_answer(
 ) -> None:
     """The markup run again against a baseline file written from its first run, every fourth answer of its
     neutral cases altered and its model line markup: those items changed, the rest did not."""
-    from mathcomp_tests.scoring import baseline as baseline_file
+    from mathcomp_tests.baseline_file import reader, writer
 
-    found = baseline_file.from_run_dir(hostile_run.run_dir)
+    found = reader.from_run_dir(hostile_run.run_dir)
     swap = {"less": "more", "more": "equal", "equal": "less", "invalid": "less"}
     for case, outcomes in found.cases.items():
         if case.startswith("neutral-"):
             for s in found.scenarios[::4]:
                 outcomes[s] = swap[outcomes[s]]
-    baseline = baseline_file.write(replace(found, model=HOSTILE), tmp_path / "baseline.txt")
+    baseline = writer.write(replace(found, model=HOSTILE), tmp_path / "baseline.txt")
     args = ("--model=openai/markup-server", "--limit=12", "--framings=neutral,direct-more,indirect-less")
     with FaultServer(schedule=hostile_every_third).running() as server:
         run = run_suite(
             tmp_path, *args, "--formats=one-word", f"--api-base={server.url}", f"--baseline={baseline}"
         )
-    base = baseline_file.load(baseline).cases
-    changed = [r for r in run.records if baseline_file.outcome(r) != base[r["case"]][r["scenario"]]]
+    base = reader.load(baseline).cases
+    changed = [r for r in run.records if reader.outcome(r) != base[r["case"]][r["scenario"]]]
     assert 0 < len(changed) < len(run.records) == 72, run.output
     page = tmp_path / "changes.html"
     source = (run.run_dir / "report.html").read_text(encoding="utf-8")

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from mathcomp_tests import Check, owncheck
-from mathcomp_tests.scoring import baseline, baseline_update, paired, soft_paired
-from mathcomp_tests.scoring.baseline_format import BaselineError
+from mathcomp_tests.baseline_file import reader, writer
+from mathcomp_tests.baseline_file import update as baseline_update
+from mathcomp_tests.baseline_file.fit import Baseline
+from mathcomp_tests.baseline_file.format import BaselineError
+from mathcomp_tests.scoring import paired, soft_paired
 from mathcomp_tests.verdict import power, standing
 from mathcomp_tests.verdict.of_run import verdict
 
@@ -87,7 +90,7 @@ def test_the_toward_cue_rate_rises_when_answers_move_to_the_cue_from_neutral() -
 
 def test_the_baseline_keeps_label_probabilities_and_reads_them_back(tmp_path: Path) -> None:
     golds = ("1", "2", "3")
-    made = baseline.Baseline(
+    made = Baseline(
         source=tmp_path / "b.txt",
         model="hf:x",
         revision=None,
@@ -99,26 +102,26 @@ def test_the_baseline_keeps_label_probabilities_and_reads_them_back(tmp_path: Pa
         probs={"neutral-end-std-one-word": {"1": {"less": 0.812, "more": 0.101, "equal": 0.087},
                                             "2": {"less": 0.1, "more": 0.8, "equal": 0.1}}},
     )  # fmt: skip
-    path = baseline.write(made, tmp_path / "b.txt")
+    path = writer.write(made, tmp_path / "b.txt")
     text = path.read_text()
     assert "format: 4" in text and "case neutral-end-std-one-word: lmx | 812,101,87 100,800,100 -\n" in text
-    again = baseline.load(path)
+    again = reader.load(path)
     assert again.probabilities("neutral-end-std-one-word") == made.probs["neutral-end-std-one-word"]
     path.write_text(text.replace("812,101,87", "812,101"))
     damaged = r"b.txt:\d+: case neutral-end-std-one-word: item 1 \(scenario 1\): '812,101'"
     with pytest.raises(BaselineError, match=damaged):
-        baseline.load(path)
+        reader.load(path)
 
 
 def test_a_narrowed_update_turns_a_format_3_file_into_format_4(tmp_path: Path) -> None:
-    old = baseline.Baseline(
+    old = Baseline(
         tmp_path / "b.txt", "hf:x", None, "d.csv", "ab" * 32, "hf", ("1", "2"),
         {"neutral-end-std-one-word": {"1": "less", "2": "more"},
          "direct-less-end-std-one-word": {"1": "less", "2": "less"}},
     )  # fmt: skip
-    path = baseline.write(old, tmp_path / "b.txt")
+    path = writer.write(old, tmp_path / "b.txt")
     path.write_text(path.read_text().replace("format: 4", "format: 3"))
-    fresh = baseline.Baseline(
+    fresh = Baseline(
         tmp_path / "b.txt", "hf:x", None, "d.csv", "ab" * 32, "hf", ("1", "2"),
         {"neutral-end-std-one-word": {"1": "more", "2": "more"}},
         probs={"neutral-end-std-one-word": {s: {"less": 0.2, "more": 0.7, "equal": 0.1} for s in ("1", "2")}},
@@ -129,7 +132,7 @@ def test_a_narrowed_update_turns_a_format_3_file_into_format_4(tmp_path: Path) -
     assert "format: 4\n" in text and "format: 3" not in text
     assert "case neutral-end-std-one-word: mm | 200,700,100 200,700,100\n" in text
     assert "case direct-less-end-std-one-word: ll | - -\n" in text, "the kept case says it has no probabilities"
-    assert not baseline.load(path).probabilities("direct-less-end-std-one-word")
+    assert not reader.load(path).probabilities("direct-less-end-std-one-word")
 
 
 def test_an_own_check_that_got_much_worse_is_new_though_the_base_fails_it_too() -> None:

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from helpers.suite_runner import REPO, run_suite
 
+from mathcomp_tests.baseline_file import reader as baseline_reader
+from mathcomp_tests.baseline_file.format import BaselineError
 from mathcomp_tests.cli import main
 from mathcomp_tests.records import answer_sets
 from mathcomp_tests.report import history_groups, job_summary
 from mathcomp_tests.report.headline import verdict_html
 from mathcomp_tests.report.standalone import DamagedRunError, load_summary
-from mathcomp_tests.scoring import baseline
-from mathcomp_tests.scoring.baseline import BaselineError
 from mathcomp_tests.scoring.metrics import percent
 from mathcomp_tests.verdict import chance, of_run
 
@@ -66,7 +66,7 @@ def _verdict_line(summary: dict[str, Any]) -> bool:
 
 def _baseline_refuses(folder: Path) -> bool:
     try:
-        baseline.from_run_dir(folder)
+        baseline_reader.from_run_dir(folder)
     except BaselineError as exc:
         return "an incomplete run" in str(exc)
     return False
@@ -113,7 +113,7 @@ def test_a_run_folder_from_before_versions_is_still_read(tmp_path: Path, capsys:
         "neutral-begin-std-one-word",
         "neutral-end-std-one-word",
     }
-    assert len(baseline.from_run_dir(FORMAT_1).cases) == 2
+    assert len(baseline_reader.from_run_dir(FORMAT_1).cases) == 2
     page = tmp_path / "page.html"
     assert main(["report", str(FORMAT_1), "-o", str(page)]) == 0 and "PASSED: all 2 cases" in page.read_text()
     reports = tmp_path / "reports"
@@ -127,7 +127,7 @@ def _refusals(folder: Path) -> dict[str, str]:
     for name, read, error in (
         ("load_summary", load_summary, DamagedRunError),
         ("answer set", answer_sets.from_run_folder, answer_sets.DamagedError),
-        ("baseline", baseline.from_run_dir, BaselineError),
+        ("baseline", baseline_reader.from_run_dir, BaselineError),
     ):
         with pytest.raises(error) as caught:
             read(folder)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mathcomp_tests.backends.models import resolve
-from mathcomp_tests.scoring.thresholds import Ceilings, ThresholdsError, load
+from mathcomp_tests.backends.models import ModelSpec, named, resolve
+from mathcomp_tests.config.thresholds import Ceilings, ThresholdsError, load
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,13 +41,13 @@ def thresholds_file(tmp_path: Path, text: str) -> Path:
 
 
 def ceilings(tmp_path: Path, model: str, framing: str, text: str = LAYERED) -> Ceilings:
-    found = load(thresholds_file(tmp_path, text)).for_case(resolve(model), framing)
+    found = load(thresholds_file(tmp_path, text), named).for_case(resolve(model), framing)
     return replace(found, sources=())
 
 
 def refusal(tmp_path: Path, text: str) -> str:
     with pytest.raises(ThresholdsError) as info:
-        load(thresholds_file(tmp_path, text))
+        load(thresholds_file(tmp_path, text), named)
     message = str(info.value)
     assert str(tmp_path / "thresholds.toml") in message
     return message
@@ -90,7 +90,7 @@ def test_a_model_is_matched_by_its_alias_but_not_its_neighbours(tmp_path: Path) 
 
 
 def test_the_projects_thresholds_give_symbolic_zero_tolerance() -> None:
-    project = load(ROOT / "thresholds.toml")
+    project = load(ROOT / "thresholds.toml", named)
     assert project.for_case(resolve("symbolic"), "indirect-less") == Ceilings(
         {"less": 0.0, "more": 0.0, "equal": 0.0},
         invalid_rate=0.0,
@@ -153,7 +153,7 @@ def test_bad_toml_is_a_thresholds_error(tmp_path: Path) -> None:
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ThresholdsError, match=r"nowhere\.toml: thresholds file not found"):
-        load(tmp_path / "nowhere.toml")
+        load(tmp_path / "nowhere.toml", named)
 
 
 def test_a_framing_that_is_not_a_table_is_named(tmp_path: Path) -> None:
@@ -167,10 +167,10 @@ def test_a_local_model_section_matches_every_spelling_of_its_directory(tmp_path:
     text = '[default]\ndir_err = 0.2\ninvalid_rate = 0.1\nerror_rate = 0.0\n[model."hf:./finetune"]\ndir_err = 0.4\n'
     path = thresholds_file(tmp_path, text)
     for spelling in (f"hf:{tmp_path}/finetune", f"hf:{tmp_path}/./finetune/", f"hf:{tmp_path}/finetune/../finetune"):
-        found = load(path).for_case(resolve(spelling), "neutral")
+        found = load(path, named).for_case(resolve(spelling), "neutral")
         assert found.dir_err["more"] == 0.4, spelling
         assert found.sources == ("default", 'model."hf:./finetune"')
-    assert load(path).for_case(resolve("hf:./elsewhere"), "neutral").dir_err["more"] == 0.2
+    assert load(path, named).for_case(resolve("hf:./elsewhere"), "neutral").dir_err["more"] == 0.2
 
 
 # A fine-tune and its base: `extends`, and the base's sections for a model with none of its own.
@@ -205,7 +205,7 @@ dir_err = {{ less = 0.9 }}
 
 def test_a_section_that_extends_its_base_gets_every_ceiling_and_overrides_one_framing(tmp_path: Path) -> None:
     (tmp_path / "my-finetune").mkdir()
-    thresholds = load(thresholds_file(tmp_path, FINETUNE))
+    thresholds = load(thresholds_file(tmp_path, FINETUNE), named)
     finetune, demo = resolve(f"hf:{tmp_path}/my-finetune"), resolve(DEMO)
     for framing in ("neutral", "direct-more", "indirect-less"):
         assert replace(thresholds.for_case(finetune, framing), sources=()) == replace(
@@ -228,7 +228,7 @@ def test_a_section_that_extends_its_base_gets_every_ceiling_and_overrides_one_fr
 
 def test_extends_may_name_the_base_by_another_spelling_of_its_model(tmp_path: Path) -> None:
     text = FINETUNE.replace(f'extends = "{DEMO}"', 'extends = "mathcomp-tiny"')
-    thresholds = load(thresholds_file(tmp_path, text))
+    thresholds = load(thresholds_file(tmp_path, text), named)
     assert thresholds.parents == {"hf:./my-finetune": DEMO}
 
 
@@ -247,7 +247,7 @@ def test_extends_may_name_the_base_by_another_spelling_of_its_model(tmp_path: Pa
 def test_a_bad_extends_names_the_section_and_what_exists(tmp_path: Path, extends: str, message: str) -> None:
     text = FINETUNE.replace(f'extends = "{DEMO}"', f"extends = {extends}")
     with pytest.raises(ThresholdsError, match=message):
-        load(thresholds_file(tmp_path, text))
+        load(thresholds_file(tmp_path, text), named)
 
 
 def test_sections_that_extend_each_other_are_a_cycle_named_in_order(tmp_path: Path) -> None:
@@ -272,7 +272,7 @@ def test_declaring_a_framing_table_twice_says_to_extend_instead_of_copying(tmp_p
 def test_a_model_without_a_section_is_held_to_its_bases_and_says_so(tmp_path: Path) -> None:
     (tmp_path / "copy").mkdir()
     (tmp_path / "my-finetune").mkdir()
-    thresholds = load(thresholds_file(tmp_path, FINETUNE))
+    thresholds = load(thresholds_file(tmp_path, FINETUNE), named)
     copy, demo = resolve(f"hf:{tmp_path}/copy"), resolve(DEMO)
     assert thresholds.for_case(copy, "direct-more").dir_err["more"] == 0.2  # only [default] without a base
     held = thresholds.with_base(demo, "baseline")
@@ -287,3 +287,24 @@ def test_a_model_without_a_section_is_held_to_its_bases_and_says_so(tmp_path: Pa
     assert other.for_case(copy, "direct-more").dir_err["more"] == 0.2
     assert other.describe(copy).startswith("no [model.*] section matches this model or its base symbolic")
     assert other.ceilings_from(copy)["via"] == "default"
+
+
+def test_the_caller_resolves_each_section_name_once_and_the_file_is_matched_by_what_it_said(tmp_path: Path) -> None:
+    """config/ looks at no filesystem for a model: ``load`` asks the caller's resolver once per [model.*]
+    name (relative to the file's folder), and a section matches by the model the resolver named."""
+    asked: list[tuple[str, Path]] = []
+
+    def resolver(name: str, folder: Path) -> ModelSpec | None:
+        asked.append((name, folder))
+        return resolve("symbolic") if name == "my-reference" else None
+
+    text = (
+        '[default]\ndir_err = 0.2\ninvalid_rate = 0.1\nerror_rate = 0.0\n'
+        '[model."my-reference"]\ndir_err = 0.4\n[model."elsewhere"]\ndir_err = 0.3\n'
+    )
+    thresholds = load(thresholds_file(tmp_path, text), resolver)
+    assert sorted(asked) == [("elsewhere", tmp_path), ("my-reference", tmp_path)]
+    found = thresholds.for_case(resolve("symbolic"), "neutral")
+    assert found.dir_err["more"] == 0.4 and found.sources == ("default", 'model."my-reference"')
+    assert thresholds.for_case(resolve("openai/some-model"), "neutral").dir_err["more"] == 0.2
+    assert len(asked) == 2, "matching a model asks the resolver nothing more"

@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from mathcomp_tests.backends.models import named
+from mathcomp_tests.config.thresholds import ThresholdsError, load
 from mathcomp_tests.prompts import PromptConfigError, load_identities, load_prompt_set
 from mathcomp_tests.protocols import load_texts
-from mathcomp_tests.scoring.thresholds import ThresholdsError, load
 
 READERS: dict[str, tuple[Callable[[Path], object], type[Exception], str]] = {
     "prompts": (lambda p: load_prompt_set("hf", p), PromptConfigError, "a TOML file"),
     "identities": (load_identities, PromptConfigError, "a TOML file"),
     "protocols": (load_texts, PromptConfigError, "a TOML file"),
-    "thresholds": (load, ThresholdsError, "a thresholds file in TOML"),
+    "thresholds": (lambda p: load(p, named), ThresholdsError, "a thresholds file in TOML"),
 }
 
 

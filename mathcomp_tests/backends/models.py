@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..paths import fixtures, shipped
@@ -139,6 +139,28 @@ def resolve(
         "vLLM), or a litellm model string such as `openai/<name>`.",
         given,
     )
+
+
+def recorded(name: str, folder: Path) -> ModelSpec | None:
+    """The model a file recorded (a baseline's ``model``), as it is given there; a relative directory is
+    looked up from the file's ``folder`` first. None when the name no longer resolves (an alias since
+    removed)."""
+    given = name
+    if name.startswith("hf:") and not Path(name[3:]).is_absolute() and (folder / name[3:]).is_dir():
+        name = f"hf:{(folder / name[3:]).resolve()}"
+    try:
+        return replace(resolve(name, bases=(folder,)), given=given)
+    except UnknownModelError:
+        return None
+
+
+def named(name: str, folder: Path) -> ModelSpec | None:
+    """The model a name written in a file designates (a thresholds.toml [model.*] section, its
+    ``extends``), a relative directory looked up from the file's ``folder`` too; None when it names none."""
+    try:
+        return resolve(name, bases=(folder,))
+    except (UnknownModelError, OSError):
+        return None
 
 
 def same_model(section: str, spec: ModelSpec, bases: tuple[Path, ...] = ()) -> bool:

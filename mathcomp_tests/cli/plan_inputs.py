@@ -67,13 +67,15 @@ def dataset(value: str | None) -> Dataset:
 def base(path: Path, dataset: Dataset) -> Base:
     """The base's answers per case, and the gold of each of its scenarios (a run folder's own records;
     for a baseline file, the dataset's, which must be the one it was made on)."""
-    from ..scoring import baseline
+    from ..baseline_file import reader
+    from ..baseline_file.format import BaselineError
+    from ..data.generated_draw import GENERATED_PREFIX
 
     try:
-        found = baseline.load(path)
-    except baseline.BaselineError as exc:
+        found = reader.load(path)
+    except BaselineError as exc:
         raise PlanError(str(exc)) from exc
-    answers = {c: a for c, a in found.cases.items() if not c.startswith(baseline.GENERATED_PREFIX)}
+    answers = {c: a for c, a in found.cases.items() if not c.startswith(GENERATED_PREFIX)}
     probs = {c: dict(p) for c, p in found.probs.items() if c in answers and p}
     golds = _run_golds(path) if path.is_dir() else dataset.golds
     unknown = [s for s in found.scenarios if s not in golds]
@@ -99,14 +101,14 @@ def _run_golds(run_dir: Path) -> dict[str, str]:
 def limits(args: argparse.Namespace, base: Base | None, framings: set[str]) -> dict[str, dict[str, float]]:
     """max_increase per framing and label: the thresholds file's, for the base's model (a fine-tune without
     a section of its own is held to its base's), or [default] and [framing.*] without a base."""
-    from ..backends.models import ModelSpec, UnknownModelError, resolve
+    from ..backends.models import ModelSpec, UnknownModelError, named, resolve
+    from ..config.thresholds import ThresholdsError, load
     from ..paths import default_thresholds
     from ..rootdir import rootdir
-    from ..scoring.thresholds import ThresholdsError, load
 
     own = rootdir() / "thresholds.toml"  # as pytest's run finds it (plugin/options.thresholds_path)
     try:
-        thresholds = load(args.thresholds or (own if own.is_file() else default_thresholds()))
+        thresholds = load(args.thresholds or (own if own.is_file() else default_thresholds()), named)
         spec = ModelSpec("", "api", "(no model)", "")  # a model no [model.*] section names
         if base is not None:
             folder = base.source if base.source.is_dir() else base.source.parent

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import summary_format
+from ..baseline_file.format import BaselineError
+from ..config.thresholds import ThresholdsError
+from ..data.generated_draw import GENERATED_DIR
 from ..records import results
-from ..run import GENERATED
-from ..scoring.baseline import BaselineError
-from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError
 from .folder import incomplete_folder
 from .gate import Gate, GateOptions, resolve
@@ -90,5 +90,5 @@ def _run(
         raise ShardFolderError(str(exc)) from exc
     except (OSError, ValueError) as exc:  # the dataset or the prompts the shards read, not here
         raise ShardFolderError(f"{first.path}: the whole run cannot be rebuilt here: {exc}") from exc
-    run.learn_judge(kept[""] + kept[GENERATED])
+    run.learn_judge(kept[""] + kept[GENERATED_DIR])
     return run

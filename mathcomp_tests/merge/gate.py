@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..scoring.baseline import sha256_of
+from ..baseline_file.format import sha256_of
 from .shards import MANIFEST, ShardFolder, ShardFolderError
 
 

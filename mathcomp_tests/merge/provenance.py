@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..scoring.baseline import sha256_of
+from ..baseline_file.format import sha256_of
 from .shards import MANIFEST, ShardFolder, ShardFolderError
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import run_folder
-from ..run import GENERATED, PARTNERS, REVEAL_AFTER, Run
-from ..scoring import judge
-from ..scoring.baseline import sha256_of
+from ..baseline_file.format import sha256_of
+from ..data.generated_draw import GENERATED_DIR
+from ..protocols import judge
+from ..run import PARTNERS, REVEAL_AFTER, Run
 from ..scoring.cue_pairs import condition_of
 from ..settings import ANSWER_FIELDS, BackendOptions, Settings
 from ..types import Decoding
@@ -18,7 +19,7 @@ from .gate import Gate
 from .replay import Answers, JudgeReplies, ReplayBackend, ReplayJudge
 from .shards import MANIFEST, ShardFolder, ShardFolderError
 
-FOLDERS = ("", GENERATED, REVEAL_AFTER, PARTNERS)
+FOLDERS = ("", GENERATED_DIR, REVEAL_AFTER, PARTNERS)
 """Where a run folder keeps results.jsonl: test_framing's at the top, test_generated's, test_reveal_after's
 and the neutral partners' asked beyond the selection in their subfolders."""
 

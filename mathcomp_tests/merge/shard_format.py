@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..baseline_file.format import sha256_of
 from ..run import Run
-from ..scoring.baseline import sha256_of
 from ..settings import ANSWER_FIELDS, GATE_FIELDS, conditions
 from ..userfile import replace_text
 from ..verdict.narrowing import item_name

@@ -14,6 +14,9 @@ from ..backends.base import BackendError, NoAnswer, ServerGoneError
 from ..backends.batch.protocol import BatchError
 from ..backends.cache.file import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
+from ..baseline_file.format import BaselineError
+from ..config.thresholds import ThresholdsError
+from ..data.generated_draw import GENERATED_PREFIX
 from ..data.scenarios import DatasetError
 from ..printable import printable
 from ..prompts import PromptConfigError
@@ -21,8 +24,6 @@ from ..records import items as records
 from ..records import results
 from ..run import Run, served
 from ..run.folders import FolderError
-from ..scoring.baseline import GENERATED_PREFIX, BaselineError
-from ..scoring.thresholds import ThresholdsError
 from ..settings import SelectionError, Settings
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import Condition

@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 
 from .. import summary_format, userfile
+from ..config.thresholds import BASE_FROM
+from ..data.generated_draw import GENERATED_DIR
 from ..listing import few
 from ..printable import printable
 from ..records import items as records
 from ..records import results
-from ..run import GENERATED, PARTNERS, REVEAL_AFTER
-from ..scoring.thresholds import BASE_FROM
+from ..run import PARTNERS, REVEAL_AFTER
 from ..settings import Shard
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
@@ -40,7 +41,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
     merged = results.merge_parts(run.run_dir, records.record_key)
     dropped = merged.notes
     written = {"": len(merged.records)}  # records of the run folder and each subfolder, as merged
-    for sub in (GENERATED, REVEAL_AFTER, PARTNERS):
+    for sub in (GENERATED_DIR, REVEAL_AFTER, PARTNERS):
         if (run.run_dir / sub).is_dir():
             part = results.merge_parts(run.run_dir / sub, records.record_key)
             dropped += part.notes
@@ -178,8 +179,9 @@ def narrowed_note(block: dict[str, Any]) -> str:
 
 def _update_baseline(state: State, reasons: list[str]) -> str:
     """Write --update-baseline from this run, or leave the file as it was: the line that says which. A
-    narrowed run rewrites only its own cases inside an existing file (scoring/baseline_update.py)."""
-    from ..scoring import baseline, baseline_update
+    narrowed run rewrites only its own cases inside an existing file (baseline_file/update.py)."""
+    from ..baseline_file import reader, update, writer
+    from ..baseline_file.format import BaselineError
 
     path = state.run.settings.update_baseline
     assert path is not None
@@ -187,14 +189,14 @@ def _update_baseline(state: State, reasons: list[str]) -> str:
     refused = completeness.baseline_refusal(reasons, every)
     if refused is not None:
         return f"baseline not written: {refused}; {path} unchanged"
-    fresh = baseline.ordered(baseline.from_run_dir(state.run.run_dir), [c["case"] for c in every])
+    fresh = writer.ordered(reader.from_run_dir(state.run.run_dir), [c["case"] for c in every])
     narrowed = (state.summary or {}).get("narrowed")
     counts = f"{len(state.cases)} cases, {len(state.generated_cases)} generated cases"
     if narrowed and userfile.target(path).exists():
         by = verdict_narrowing.by_text(narrowed)
         try:
-            done = baseline_update.update(path, fresh)
-        except baseline.BaselineError as exc:
+            done = update.update(path, fresh)
+        except BaselineError as exc:
             return (
                 f"baseline not written: the run was narrowed by {by}, so it may only rewrite its own cases inside "
                 f"{path}, but {exc}; {path} unchanged (run the whole selection to rewrite it)"
@@ -205,7 +207,7 @@ def _update_baseline(state: State, reasons: list[str]) -> str:
             f"the other {done.kept} kept as they were (the run was narrowed by {by})"
         )
     dropped = _dropped(path, fresh)
-    written = baseline.write(fresh, path)
+    written = writer.write(fresh, path)
     line = f"baseline written: {written} ({counts})"
     if narrowed:
         line += (
@@ -220,12 +222,13 @@ def _update_baseline(state: State, reasons: list[str]) -> str:
 def _dropped(path: Path, fresh: Any) -> list[str]:
     """The cases of the baseline file at ``path`` that a whole run's file will not hold (none when there is no
     readable file)."""
-    from ..scoring import baseline
+    from ..baseline_file import reader
+    from ..baseline_file.format import BaselineError
 
     if not userfile.target(path).is_file():
         return []
     try:
-        old = baseline.load(path)
-    except baseline.BaselineError:
+        old = reader.load(path)
+    except BaselineError:
         return []
     return [c for c in old.cases if c not in fresh.cases]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from ..data.generated_draw import GENERATED_PREFIX
 from ..run import Run
-from ..scoring.baseline import GENERATED_PREFIX
 from ..scoring.metrics import Scores
 from ..scoring.own_paired import Side
 from ..types import NEUTRAL

@@ -11,9 +11,9 @@ import pytest
 
 from ..backends.base import ServerLeftWarning
 from ..backends.secrets import redact
+from ..data.generated_draw import GENERATED_PREFIX
 from ..records import items as records
 from ..run import Run
-from ..scoring.baseline import GENERATED_PREFIX
 from ..settings import conditions
 from ..types import Condition
 from ..verdict.narrowing import GATED, item_key

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import run_folder, summary_format
+from ..baseline_file import reader
+from ..baseline_file.fit import Baseline
+from ..baseline_file.format import BaselineError, sha256_of
+from ..data.generated_draw import GENERATED_DIR, GENERATED_PREFIX, Draw
 from ..paths import shipped
-from ..scoring import baseline as baseline_file
-from ..scoring.baseline_format import GENERATED_DIR, GENERATED_PREFIX, Draw, sha256_of
 from ..scoring.item_changes import Answer, Selection
 from . import results
 
@@ -63,8 +65,8 @@ def load(path: Path, name: str | None = None) -> AnswerSet:
     if not path.exists():
         raise SourceError(f"{path}: no such run folder or baseline file")
     try:
-        found = baseline_file.load(path)
-    except baseline_file.BaselineError as exc:
+        found = reader.load(path)
+    except BaselineError as exc:
         raise DamagedError(str(exc)) from exc
     return from_baseline(found, name)
 
@@ -92,7 +94,7 @@ def from_records(
         for r in chosen:
             case, scenario = prefix + str(r["case"]), str(r["scenario"])
             answers.setdefault(case, {})[scenario] = Answer(
-                baseline_file.outcome(r), _probs(r.get("probs")), _text(r.get("raw")), _text(r.get("prompt"))
+                reader.outcome(r), _probs(r.get("probs")), _text(r.get("raw")), _text(r.get("prompt"))
             )
             golds.setdefault(case, {})[scenario] = str(r["gold"])
     dataset = summary.get("dataset") or {}
@@ -123,7 +125,7 @@ def _draw(source: Path, block: Any) -> Draw | None:
         ) from exc
 
 
-def from_baseline(found: baseline_file.Baseline, name: str | None = None) -> AnswerSet:
+def from_baseline(found: Baseline, name: str | None = None) -> AnswerSet:
     """A baseline's answers; its label probabilities where its format keeps them (``probabilities``, format
     4); the golds of its fixed cases from its dataset file when that file is here unchanged."""
     probabilities = getattr(found, "probabilities", None)
@@ -143,7 +145,7 @@ def from_baseline(found: baseline_file.Baseline, name: str | None = None) -> Ans
     return AnswerSet(found.source, BASELINE_FILE, found.model, selection, answers, _dataset_golds(found))
 
 
-def _dataset_golds(found: baseline_file.Baseline) -> dict[str, dict[str, str | None]]:
+def _dataset_golds(found: Baseline) -> dict[str, dict[str, str | None]]:
     """Gold labels of the fixed cases from the dataset the baseline names, when it is here with the same
     sha256; {} otherwise (a generated case's scenarios are not in it)."""
     from ..data import scenarios

@@ -12,9 +12,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..data.generated_draw import GENERATED_PREFIX
 from ..records import answer_sets
 from ..scoring import item_changes
-from ..scoring.baseline_format import GENERATED_PREFIX
 from ..scoring.item_changes import Answer, CaseChanges, ItemChange, LabelFlips
 from ..types import LABELS
 from . import gate_order

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..scoring import baseline as baseline_file
-from ..scoring.baseline import GENERATED_PREFIX
+from ..baseline_file import reader
+from ..baseline_file.format import BaselineError
+from ..data.generated_draw import GENERATED_PREFIX
 from . import html, item_changes, pooled, protocols, sections, unseen
 from .headline import verdict_html
 from .invariance import invariance_html
@@ -61,7 +62,7 @@ def baseline_answers(summary: Mapping[str, Any] | None, near: Sequence[Path] = (
     for path in (Path(source), *(folder / source for folder in near)):
         if path.exists():
             try:
-                return baseline_file.load(path).cases
-            except baseline_file.BaselineError:
+                return reader.load(path).cases
+            except BaselineError:
                 return None
     return None

@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Any
 from .. import formats, prompts
 from ..backends import Backend, create, models
 from ..backends.base import OnResponse
-from ..protocols import Kit, load_texts
+from ..baseline_file.format import Fingerprint, sha256_of
+from ..config import thresholds
+from ..data.generated_draw import GENERATED_DIR, GENERATED_PREFIX, Draw, draw
+from ..protocols import Kit, judge, load_texts
 from ..records.items import item_record
 from ..records.results import ResultsWriter
-from ..scoring import baseline, judge, metrics, thresholds
+from ..scoring import metrics
 from ..settings import BackendOptions, SelectionError, Settings, conditions
 from ..types import NEUTRAL, PLAIN, Condition, Decoding, Prompt, Scenario
 from ..verdict import checks
@@ -33,8 +36,6 @@ if TYPE_CHECKING:
     from ..backends.batch.outcome import BatchSummary
     from ..backends.cache.store import CachedBackend
 
-GENERATED = baseline.GENERATED_DIR
-"""The run folder's subfolder for test_generated's results.jsonl (the fixed set's stays at the top)."""
 REVEAL_AFTER = "reveal-after"
 """The run folder's subfolder for test_reveal_after's results.jsonl."""
 PARTNERS = "partners"
@@ -61,7 +62,7 @@ class Run:
         self.selection: list[Scenario] = stratified.draw(self.dataset.scenarios, settings.limit)
         shard = settings.shard  # --shard: this process asks its part of the selection (docs/sharding.md)
         self.scenarios = shard.pick(self.selection, "scenarios") if shard else self.selection
-        self.thresholds = thresholds.load(settings.thresholds)
+        self.thresholds = thresholds.load(settings.thresholds, models.named)
         self.judge_spec = models.resolve(settings.judge_model, config=config) if settings.judge_model else None
         if self.judge_spec is not None and self.judge_spec.kind == "symbolic":
             raise SelectionError(
@@ -114,7 +115,7 @@ class Run:
         """The --chat-template mode each model of the run whose prompts we render (hf, vllm, an api model
         under --api-batching=completions) is asked with (None: the server renders them, or not in this
         run). The baseline model is asked as the model is, or it would not be a fair baseline; the judge
-        with its own template (scoring/judge.py CHAT_TEMPLATE)."""
+        with its own template (protocols/judge.py CHAT_TEMPLATE)."""
         baseline_model = self.comparator.model if self.comparator is not None else None
         rendered = ("hf", "vllm", "api") if self.settings.backend.api_batching == "completions" else ("hf", "vllm")
 
@@ -202,11 +203,11 @@ class Run:
         asked = self._asked.pop((condition, generated), None)
         return asked if asked is not None else self.prompts_for(condition, self.generated if generated else None)
 
-    def fingerprint(self) -> baseline.Fingerprint:
+    def fingerprint(self) -> Fingerprint:
         """What a baseline must have been made on to be compared with this run."""
-        return baseline.Fingerprint(
+        return Fingerprint(
             dataset=self.dataset.name,
-            dataset_sha256=baseline.sha256_of(self.dataset.path),
+            dataset_sha256=sha256_of(self.dataset.path),
             prompt_set=self.prompt_set.name,
             scenarios=tuple(s.id for s in self.selection),
             cases=tuple(c.id for c in conditions(self.settings)),
@@ -264,10 +265,10 @@ class Run:
             self._generated = shard.pick(whole, "generated scenarios") if shard else whole
         return self._generated
 
-    def generated_draw(self) -> baseline.Draw:
+    def generated_draw(self) -> Draw:
         """What test_generated asks: --generated scenarios from --hypothesis-seed (a baseline must match)."""
         _ = self.generated
-        return baseline.draw(self._generated_all, self.settings.hypothesis_seed)
+        return draw(self._generated_all, self.settings.hypothesis_seed)
 
     def check_generated_baseline(self) -> None:
         """Raise BaselineError when the baseline's generated cases were asked on other scenarios."""
@@ -282,11 +283,11 @@ class Run:
         asked = self._case_prompts(condition, generated=True)
         result = self._ask(condition, asked)
         if self.comparator is not None:
-            case_id = baseline.GENERATED_PREFIX + condition.id
+            case_id = GENERATED_PREFIX + condition.id
             result = self.comparator.compare(
                 result, asked, self.decoding(condition), case_id, self._neutral_for(condition, generated=True)
             )
-        self._write(GENERATED, self._records(result))
+        self._write(GENERATED_DIR, self._records(result))
         return result
 
     def reveal_after_conditions(self) -> list[Condition]:

@@ -7,10 +7,10 @@ from dataclasses import replace
 
 from .. import formats
 from ..backends.base import Backend, OnResponse
+from ..config.thresholds import Ceilings
 from ..protocols import ASK, Kit, ProtocolAnswer
+from ..protocols.judge import JUDGE, Judge
 from ..scoring import metrics
-from ..scoring.judge import JUDGE, Judge
-from ..scoring.thresholds import Ceilings
 from ..types import PLAIN, Decoding, Item, Prompt
 from ..verdict.result import CaseResult
 

@@ -8,7 +8,10 @@ from dataclasses import replace
 
 from .. import formats
 from ..backends import Backend, create, models
-from ..scoring import baseline, metrics, paired, soft_paired
+from ..baseline_file import reader
+from ..baseline_file.fit import Baseline
+from ..baseline_file.format import BaselineError, Fingerprint
+from ..scoring import metrics, paired, soft_paired
 from ..settings import Settings, conditions
 from ..types import LABELS, NEUTRAL, PLAIN, Condition, Decoding, Prompt, cue_label
 from ..verdict import standing
@@ -30,43 +33,46 @@ class Comparator:
     def __init__(self, settings: Settings, alpha: float, worker: str, cached: Cached):
         self.settings = settings
         self.alpha = alpha
-        self.file: baseline.Baseline | None = None
+        self.file: Baseline | None = None
         self.model: models.ModelSpec | None = None
+        self.file_model: models.ModelSpec | None = None
+        """The model ``file`` names, resolved once when it is read (None: a name that no longer resolves)."""
         self._worker = worker
         self._cached = cached
         self._backend: Backend | None = None
 
     @classmethod
     def create(
-        cls, settings: Settings, fingerprint: Callable[[], baseline.Fingerprint], worker: str, cached: Cached
+        cls, settings: Settings, fingerprint: Callable[[], Fingerprint], worker: str, cached: Cached
     ) -> Comparator | None:
         s = settings
         compares = s.update_baseline is None and (s.baseline is not None or s.baseline_model is not None)
         if s.fail_on == standing.NEW and not compares:
-            raise baseline.BaselineError(
+            raise BaselineError(
                 "--fail-on=new needs a baseline (--baseline or --baseline-model, not --update-baseline): a "
                 "failure is new when the base passed that case"
             )
         if s.update_baseline is not None:
             return None
         if s.baseline is not None and s.baseline_model is not None:
-            raise baseline.BaselineError("give --baseline or --baseline-model, not both")
+            raise BaselineError("give --baseline or --baseline-model, not both")
         if s.baseline is None and s.baseline_model is None:
             return None
         if s.paired_test not in paired.METHODS:
-            raise baseline.BaselineError(
+            raise BaselineError(
                 f"--paired-test={s.paired_test}: expected one of {', '.join(paired.METHODS)}"
             )
         comparator = cls(s, paired.ALPHA, worker, cached)
         comparator.count_tests(conditions(s))
         if s.baseline is not None:
-            comparator.file = baseline.load(s.baseline)
+            comparator.file = reader.load(s.baseline)
             comparator.file.check_fits(fingerprint())
+            comparator.file_model = models.recorded(comparator.file.model, comparator.file.folder)
         else:
             try:
                 comparator.model = models.resolve(str(s.baseline_model), config=s.backend.model_config)
             except models.UnknownModelError as exc:
-                raise baseline.BaselineError(f"--baseline-model: {exc}") from exc
+                raise BaselineError(f"--baseline-model: {exc}") from exc
         return comparator
 
     def count_tests(self, compared: Sequence[Condition | None]) -> None:
@@ -95,7 +101,7 @@ class Comparator:
     def base(self) -> models.ModelSpec | None:
         """The model the baseline answers come from (None: a baseline file naming a model that no longer
         resolves)."""
-        return self.file.model_spec() if self.file is not None else self.model
+        return self.file_model if self.file is not None else self.model
 
     @property
     def base_from(self) -> str:

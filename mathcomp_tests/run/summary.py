@@ -11,10 +11,10 @@ from typing import Any
 
 from ..backends.batch.outcome import BatchSummary
 from ..backends.identity import model_identity, recorded_identity
+from ..baseline_file.format import sha256_of
 from ..records.items import CACHED_USAGE
 from ..records.results import read_records
 from ..report.protocols import comparison
-from ..scoring.baseline import sha256_of
 from ..summary_format import VERSION, completeness
 from ..verdict import chance, power
 from ..verdict.completeness import incomplete_reasons

@@ -1,6 +1,7 @@
 """A cue case against its neutral partner: answer tables from a case's items or from results.jsonl
 records, every invariance metric (and, for the chain-of-thought formats, cue echo and drift) on all
-pairs and on the Truth / Flip halves, and the breaches of the [invariance] ceilings."""
+pairs and on the Truth / Flip halves, and the breaches of the [invariance] ceilings (resolved from
+thresholds.toml by config/invariance_ceilings.py, handed in by the caller)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,48 @@ from typing import Any
 
 from ..reading.context import Persons
 from ..types import NEUTRAL, Condition, Item, Label, cue_label
-from . import invariance, invariance_ceilings, rationale
+from . import invariance, rationale
 from .intervals import BOOTSTRAP_REPS
 
 HALVES = ("all", "truth", "flip")
+Ceilings = Mapping[str, Mapping[str, float]]
+"""metric -> half (all, truth, flip) -> ceiling, as config/invariance_ceilings.py resolves them; the
+neutral metrics use the half ``all``."""
+NAMES = {
+    "flip_rate": "flip rate",
+    "toward_cue_rate": "toward-cue rate",
+    "lds": "LDS",
+    "lao": "LAO",
+    "cue_echo": "cue echo",
+    "drift": "explanation drift",
+    "nd": "ND",
+    "edr_min": "EDR",
+}
+
+
+def breaches(metrics: Mapping[str, Any], ceilings: Ceilings) -> list[str]:
+    """One line per metric over its ceiling (or EDR under its floor), with the value and its interval.
+
+    ``metrics`` holds the halves (``all``, ``truth``, ``flip``) of a cue case, or the neutral metrics.
+    """
+    found = []
+    for key, by_half in ceilings.items():
+        for half, limit in by_half.items():
+            part = metrics.get(half) if "all" in metrics else (metrics if half == "all" else None)
+            entry = part.get("edr" if key == "edr_min" else key) if isinstance(part, Mapping) else None
+            if not isinstance(entry, Mapping) or entry.get("value") is None:
+                continue
+            value = entry["value"]
+            bad = value < limit if key == "edr_min" else value > limit
+            if bad:
+                interval = entry.get("interval")
+                shown = f" (95% CI {interval[0]:.3f}-{interval[1]:.3f})" if interval else ""
+                word = "under its floor" if key == "edr_min" else "above its ceiling"
+                where = "" if half == "all" else f" on the {half.capitalize()} half"
+                found.append(f"{NAMES[key]}{where} {value:.3f}{shown} {word} {limit:.3f}")
+    return found
+
+
 
 
 @dataclass(frozen=True)
@@ -74,7 +113,7 @@ def compare(
     neutral: Answers,
     cued: Answers,
     condition: Condition,
-    ceilings: invariance_ceilings.Ceilings | None = None,
+    ceilings: Ceilings | None = None,
     drift: bool = True,
     reps: int = BOOTSTRAP_REPS,
 ) -> dict[str, Any]:
@@ -104,7 +143,7 @@ def compare(
                     metrics[half].update(drift=d["drift"], drift_n=d["n"])
             except rationale.EmbeddingUnavailable as exc:
                 notes.append(str(exc))
-    found = invariance_ceilings.breaches(metrics, ceilings or {})
+    found = breaches(metrics, ceilings or {})
     return {
         "case": condition.id,
         "neutral_case": neutral_partner(condition).id,
@@ -121,12 +160,12 @@ def compare(
 def neutral_summary(
     neutral: Answers,
     condition: Condition,
-    ceilings: invariance_ceilings.Ceilings | None = None,
+    ceilings: Ceilings | None = None,
     reps: int = BOOTSTRAP_REPS,
 ) -> dict[str, Any]:
     """EDR and ND of one neutral case, with its ceilings (nd, edr_min) and breaches."""
     metrics = invariance.neutral_metrics(neutral.labels, neutral.gold, reps)
-    found = invariance_ceilings.breaches(metrics, ceilings or {})
+    found = breaches(metrics, ceilings or {})
     return {
         "case": condition.id,
         **{f.name: getattr(condition, f.name) for f in fields(Condition)},
@@ -145,7 +184,7 @@ def explanation(summary: Mapping[str, Any]) -> str:
         for half in HALVES:
             part = summary[half]
             shown = ", ".join(
-                f"{invariance_ceilings.NAMES[k]} {part[k]['value']:.3f}"
+                f"{NAMES[k]} {part[k]['value']:.3f}"
                 for k in (*invariance.PAIRED, "cue_echo", "drift")
                 if isinstance(part.get(k), Mapping) and part[k]["value"] is not None
             )

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
+from ..data.generated_draw import GENERATED_PREFIX, Draw
 from ..listing import few, sides
 from ..types import ALL_FRAMINGS, LABELS, cue_label
-from .baseline_format import GENERATED_PREFIX, Draw
 
 TOWARDS = "to the cue word's label"
 AWAY = "off the cue word's label"

@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 
 from ..types import LABELS
 from . import intervals
-from .baseline_format import as_kept
 from .paired import EXAMPLES, SOFT_MEASURE, SOFT_MOVED, LabelChange
 from .power import POWER, sees
+from .precision import as_kept
 
 
 def soft_changes(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..config.thresholds import Ceilings
 from ..scoring import metrics
-from ..scoring.thresholds import Ceilings
 
 
 def gated(scores: metrics.Scores, label: str, gate: str) -> float | None:

@@ -40,7 +40,7 @@ def blind(case: Case) -> list[str]:
 
 
 def detect_rise(case: Case) -> float:
-    from ..scoring.thresholds import DEFAULT_DETECT_RISE
+    from ..config.thresholds import DEFAULT_DETECT_RISE
 
     return float((case.get("ceilings") or {}).get("detect_rise", DEFAULT_DETECT_RISE))
 

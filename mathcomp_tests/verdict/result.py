@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import owncheck
+from ..config.thresholds import Ceilings
 from ..scoring import metrics
 from ..scoring.paired import Comparison
-from ..scoring.thresholds import Ceilings
 from ..types import Condition, Item
 from . import checks
 from . import standing as standing_rules

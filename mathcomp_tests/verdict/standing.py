@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..config.thresholds import Ceilings
 from ..scoring import metrics, own_paired
-from ..scoring.thresholds import Ceilings
 from . import checks
 
 NEW = "new"

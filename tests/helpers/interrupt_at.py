@@ -4,7 +4,7 @@ signals itself at named points of its end, from inside the step, as a user's Ctr
 ``MATHCOMP_TESTS_INTERRUPT_AT`` lists the points, comma-separated (one signal each, in order):
 - ``summary``: inside the summary.json write (summary_format.write), before a byte is written;
 - ``latest``: inside the move of reports/latest (records.results.point_latest);
-- ``baseline``: inside the --update-baseline write (scoring.baseline.write);
+- ``baseline``: inside the --update-baseline write (baseline_file.writer.write);
 - ``report``: while pytest-html builds report.html (its results-summary hook);
 - ``table``: while the end-of-run table is printed (pytest_terminal_summary).
 ``MATHCOMP_TESTS_INTERRUPT_SIGNAL`` names the signal (default SIGINT, what Ctrl-C sends).
@@ -25,7 +25,7 @@ SIGNAL = "MATHCOMP_TESTS_INTERRUPT_SIGNAL"
 PATCHED = {
     "summary": ("mathcomp_tests.summary_format", "write"),
     "latest": ("mathcomp_tests.records.results", "point_latest"),
-    "baseline": ("mathcomp_tests.scoring.baseline", "write"),
+    "baseline": ("mathcomp_tests.baseline_file.writer", "write"),
 }
 
 

@@ -1,17 +1,18 @@
-"""The baseline file's vocabulary (format numbers, keys, answer letters), the values a baseline is checked
-against (Fingerprint, Draw), and how the file shows a dataset or a model path: what both reading and
-writing a baseline need (scoring/baseline.py)."""
+"""The baseline file's vocabulary (format numbers, keys, answer letters), the value a baseline is checked
+against (Fingerprint; test_generated's Draw is data/generated_draw.py's), and how the file shows a dataset,
+a model path and label probabilities: what both reading (reader.py) and writing (writer.py) a baseline
+need."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..backends.models import looks_like_path
-from ..types import Scenario
+from ..data.generated_draw import GENERATED_PREFIX
+from ..scoring.precision import PROB_SCALE, thousandths
 
 FORMAT = 4
 READS = ("1", "2", "3", "4")
@@ -20,9 +21,6 @@ LETTERS = {"less": "l", "more": "m", "equal": "e", "invalid": "i", "error": "x"}
 OUTCOME = {v: k for k, v in LETTERS.items()}
 PROBS_SEP = " | "
 """Format 4: a case line's letters may be followed by this and the items' label probabilities."""
-PROB_SCALE = 1000
-"""Probabilities are kept in thousandths (``812,101,87``: less, more, equal): enough for the paired test on
-them, and a case of 300 items stays about 3 KB."""
 GENERATED_KEYS = ("generated-seed", "generated-sha256", "generated-scenarios")
 HEADER_KEYS = (
     "format",
@@ -37,10 +35,6 @@ HEADER_KEYS = (
 )
 OPTIONAL_KEYS = ("revision", *GENERATED_KEYS, "cases")
 """`cases` (the number of case lines, so that a file cut short says so) is required from format 3."""
-GENERATED_PREFIX = "generated:"
-"""How a baseline names test_generated's cases: ``generated:<condition id>``."""
-GENERATED_DIR = "generated"
-"""A run folder's subfolder for test_generated's results.jsonl."""
 
 
 class BaselineError(ValueError):
@@ -56,46 +50,6 @@ class Fingerprint:
     prompt_set: str
     scenarios: tuple[str, ...]
     cases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Draw:
-    """test_generated's scenarios: --generated N of them from --hypothesis-seed, and a digest of their text
-    (the same options draw other scenarios once the generator changes)."""
-
-    seed: int
-    sha256: str
-    scenarios: tuple[str, ...]
-
-    @property
-    def options(self) -> str:
-        return f"--generated={len(self.scenarios)} --hypothesis-seed={self.seed}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "count": len(self.scenarios),
-            "seed": self.seed,
-            "sha256": self.sha256,
-            "scenario_ids": list(self.scenarios),
-        }
-
-
-def draw(scenarios: Iterable[Scenario], seed: int) -> Draw:
-    """The Draw of ``scenarios`` (generated from ``seed``): their ids and a sha256 of what they say."""
-    chosen = list(scenarios)
-    text = "\n".join(f"{s.id}\t{s.text_a}\t{s.text_b}\t{s.expr_a}\t{s.expr_b}\t{s.label}" for s in chosen)
-    return Draw(seed, hashlib.sha256(text.encode()).hexdigest(), tuple(s.id for s in chosen))
-
-
-def thousandths(probability: float) -> int:
-    """A probability as the file keeps it: in thousandths, rounded."""
-    return round(PROB_SCALE * float(probability))
-
-
-def as_kept(probability: float) -> float:
-    """A probability at the precision the file keeps: what a run is compared at, so that a copy of the base
-    compares as a copy (its full-precision values against the file's would differ by the rounding)."""
-    return thousandths(probability) / PROB_SCALE
 
 
 def probs_text(values: Sequence[Mapping[str, float] | None]) -> str:

@@ -3,17 +3,21 @@
 A model's section may name another it starts from (``extends = "<section>"``): the named section and its
 framings apply first, then this one's keys. A model with no section of its own, gated against a baseline,
 is held to the sections of the model that made the baseline (its base).
+
+Which model a section's name (or an ``extends``) designates is the caller's to say: ``load`` takes the
+function that resolves a name written in the file (backends/models.py ``named``), asks it once per name,
+and compares what it returns with the models the run resolved; this room never looks at the filesystem
+for a model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .. import tomltext
-from ..backends.models import ModelSpec, UnknownModelError, resolve, same_model
 from ..types import ALL_FRAMINGS, FRAMINGS, LABELS
 from . import invariance_ceilings
 from .threshold_values import ThresholdsError, check_rate
@@ -31,6 +35,25 @@ DEFAULT_DETECT_RISE = 0.15
 """The rise each label's tests against a baseline must see at 80% power (verdict/power.py): three times
 max_increase's default, the size of a fine-tune that clearly moved a label; set it lower for a stricter
 release gate."""
+
+
+class Model(Protocol):
+    """A model as the run resolved it (backends/models.py ModelSpec): the names a section may spell it by,
+    and one identity per set of weights."""
+
+    @property
+    def given(self) -> str: ...
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
+    @property
+    def canonical(self) -> str: ...
+
+
+Named = Callable[[str, Path], Model | None]
+"""The model a name written in the file designates, a relative directory looked up from the file's folder
+(the second argument) too; None when it names none (backends/models.py ``named``)."""
 
 
 @dataclass(frozen=True)
@@ -67,28 +90,30 @@ class Thresholds:
     data: Mapping[str, Any]
     parents: Mapping[str, str] = field(default_factory=dict)
     """[model.*] section -> the section its ``extends`` names (checked on load: it exists, no cycle)."""
-    base: ModelSpec | None = None
+    designated: Mapping[str, Model | None] = field(default_factory=dict)
+    """[model.*] section -> the model its name designates (None: none), as the caller's resolver said on
+    load."""
+    base: Model | None = None
     """The model the run is compared with (the baseline's, or --baseline-model): a model with no section
     of its own is held to this one's sections."""
     base_from: str = ""
     """Where ``base`` came from: ``baseline`` (--baseline) or ``baseline-model`` (--baseline-model)."""
 
-    def model_sections(self, spec: ModelSpec) -> list[str]:
+    def model_sections(self, spec: Model) -> list[str]:
         """The [model.*] sections that name ``spec``, however either spelled the model."""
-        bases = (self.path.parent,)
-        return [name for name in self.data.get("model", {}) if same_model(name, spec, bases)]
+        return [name for name in self.data.get("model", {}) if _same(name, self.designated.get(name), spec)]
 
-    def with_base(self, base: ModelSpec, base_from: str) -> Thresholds:
+    def with_base(self, base: Model, base_from: str) -> Thresholds:
         """These thresholds, with ``base``'s sections for a model that has none of its own."""
         return replace(self, base=base, base_from=base_from)
 
-    def borrowed(self, spec: ModelSpec) -> bool:
+    def borrowed(self, spec: Model) -> bool:
         """True when ``spec`` has no section of its own and is held to its base's sections."""
         return (
             not self.model_sections(spec) and self.base is not None and bool(self.model_sections(self.base))
         )
 
-    def sections(self, spec: ModelSpec) -> list[str]:
+    def sections(self, spec: Model) -> list[str]:
         """Every [model.*] section applied to ``spec``'s cases, in order: the model's own (or, with none,
         its base's), each preceded by the sections it extends."""
         named = self.model_sections(spec)
@@ -103,7 +128,7 @@ class Thresholds:
             chain.append(self.parents[chain[-1]])
         return chain[::-1]
 
-    def describe(self, spec: ModelSpec) -> str:
+    def describe(self, spec: Model) -> str:
         """Which sections hold ``spec``, in a line for the run's header."""
         own = self.model_sections(spec)
         if own:
@@ -120,7 +145,7 @@ class Thresholds:
             )
         return "no [model.*] section matches this model: only [default] and [framing.*] apply"
 
-    def ceilings_from(self, spec: ModelSpec) -> dict[str, Any]:
+    def ceilings_from(self, spec: Model) -> dict[str, Any]:
         """Whose sections hold ``spec`` (for summary.json): its own, its base's, or none (``default``)."""
         if self.model_sections(spec):
             return {"via": "own", "model": spec.given, "sections": self.sections(spec)}
@@ -129,7 +154,7 @@ class Thresholds:
             return {"via": self.base_from, "model": self.base.given, "sections": self.sections(spec)}
         return {"via": "default", "model": None, "sections": []}
 
-    def for_case(self, spec: ModelSpec, framing: str) -> Ceilings:
+    def for_case(self, spec: Model, framing: str) -> Ceilings:
         """Ceilings for one case: [default], [framing.<f>], then each applied model section and its framing."""
         blocks: list[tuple[str, Mapping[str, Any]]] = [
             ("default", self.data.get("default", {})),
@@ -169,11 +194,11 @@ class Thresholds:
         )
         return _with_comparison_keys(ceilings, [block for _, block in blocks])
 
-    def invariance(self, spec: ModelSpec, framing: str) -> tuple[invariance_ceilings.Ceilings, list[str]]:
+    def invariance(self, spec: Model, framing: str) -> tuple[invariance_ceilings.Ceilings, list[str]]:
         """Ceilings of the cue-invariance metrics for ``framing`` against neutral (see invariance_ceilings)."""
         return invariance_ceilings.resolve(self.data, self.sections(spec), framing)
 
-    def check_complete(self, spec: ModelSpec, framings: Iterable[str] = FRAMINGS) -> None:
+    def check_complete(self, spec: Model, framings: Iterable[str] = FRAMINGS) -> None:
         """Raise ThresholdsError now, not case by case, when some framing would lack a ceiling."""
         for framing in framings:
             self.for_case(spec, framing)
@@ -201,7 +226,16 @@ def _with_comparison_keys(ceilings: Ceilings, blocks: Iterable[Mapping[str, Any]
     return replace(ceilings, gate=gate, max_increase=increase, detect_rise=detect, require_power=require)
 
 
-def load(path: str | Path) -> Thresholds:
+def _same(section: str, designated: Model | None, spec: Model) -> bool:
+    """True when a section name designates the model ``spec`` describes, however either was spelled: the
+    alias, the given name, the resolved name, or the same local directory (what backends/models.py
+    ``same_model`` says, from the section's model as resolved on load)."""
+    return section in spec.names or (designated is not None and designated.canonical == spec.canonical)
+
+
+def load(path: str | Path, named: Named) -> Thresholds:
+    """The thresholds file at ``path``, checked; ``named`` resolves the model names written in it (each
+    [model.*] section's and each ``extends``), once each."""
     path = Path(path)
     data = tomltext.read(
         path,
@@ -211,7 +245,9 @@ def load(path: str | Path) -> Thresholds:
         lambda exc: _TWICE if "Cannot declare" in str(exc) else "",
     )
     _check(path, data)
-    return Thresholds(path, data, _parents(path, data.get("model", {})))
+    models = data.get("model", {})
+    designated = {name: named(name, path.parent) for name in models}
+    return Thresholds(path, data, _parents(path, models, designated, named), designated)
 
 
 _TWICE = (
@@ -221,10 +257,12 @@ _TWICE = (
 )
 
 
-def _parents(path: Path, models: Mapping[str, Any]) -> dict[str, str]:
+def _parents(
+    path: Path, models: Mapping[str, Any], designated: Mapping[str, Model | None], named: Named
+) -> dict[str, str]:
     """Each section's ``extends``, resolved to a section name; an unknown section or a cycle is refused."""
     parents = {
-        name: _extended(path, name, block["extends"], models)
+        name: _extended(path, name, block["extends"], models, designated, named)
         for name, block in models.items()
         if isinstance(block, Mapping) and "extends" in block
     }
@@ -240,7 +278,14 @@ def _parents(path: Path, models: Mapping[str, Any]) -> dict[str, str]:
     return parents
 
 
-def _extended(path: Path, name: str, value: Any, models: Mapping[str, Any]) -> str:
+def _extended(
+    path: Path,
+    name: str,
+    value: Any,
+    models: Mapping[str, Any],
+    designated: Mapping[str, Model | None],
+    named: Named,
+) -> str:
     """The section ``value`` names: one spelled exactly so, else the one naming the same model."""
     where = f'{path}: model."{name}".extends = {value!r}'
     if not isinstance(value, str) or not value.strip():
@@ -248,12 +293,8 @@ def _extended(path: Path, name: str, value: Any, models: Mapping[str, Any]) -> s
     if value in models:
         found = [value]
     else:
-        try:
-            spec = resolve(value, bases=(path.parent,))
-        except UnknownModelError:
-            found = []
-        else:
-            found = [n for n in models if same_model(n, spec, (path.parent,))]
+        spec = named(value, path.parent)
+        found = [] if spec is None else [n for n in models if _same(n, designated[n], spec)]
     known = ", ".join(f'"{n}"' for n in models if n != name) or "none"
     if not found:
         raise ThresholdsError(f"{where}: no such [model.*] section in this file; sections: {known}")

@@ -1,15 +1,16 @@
 """A baseline's answers (Baseline) and whether they fit the run they are compared with: the same dataset,
 prompt set and scenarios, some of the same cases, and test_generated's same draw. Read by
-scoring/baseline_read.py, written by scoring/baseline.py."""
+baseline_file/reader.py, written by baseline_file/writer.py. The model it names is kept as written: the
+run resolves it (backends/models.py ``recorded``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..backends.models import ModelSpec, UnknownModelError, resolve
+from ..data.generated_draw import GENERATED_PREFIX, Draw
 from ..listing import few, sides
-from .baseline_format import GENERATED_PREFIX, RESTORE, BaselineError, Draw, Fingerprint
+from .format import RESTORE, BaselineError, Fingerprint
 
 
 @dataclass(frozen=True)
@@ -37,17 +38,11 @@ class Baseline:
         """scenario id -> label probabilities of the case's items; None when the baseline kept none."""
         return self.probs.get(case_id)
 
-    def model_spec(self) -> ModelSpec | None:
-        """The model that made this baseline; a relative directory is looked up from the file's folder
-        first. None when the name no longer resolves (an alias since removed)."""
-        folder = self.source if self.source.is_dir() else self.source.parent
-        name = self.model
-        if name.startswith("hf:") and not Path(name[3:]).is_absolute() and (folder / name[3:]).is_dir():
-            name = f"hf:{(folder / name[3:]).resolve()}"
-        try:
-            return replace(resolve(name, bases=(folder,)), given=self.model)
-        except UnknownModelError:
-            return None
+    @property
+    def folder(self) -> Path:
+        """The folder a relative model directory in ``model`` is written from: the run folder it was read
+        from, or the file's."""
+        return self.source if self.source.is_dir() else self.source.parent
 
     def check_generated_fits(self, run: Draw) -> None:
         """Raise BaselineError when this baseline's generated cases were asked on other scenarios than the

@@ -5,7 +5,7 @@ Resolved like DirErr's, later blocks overriding earlier ones metric by metric:
 A paired metric's ceiling is one number (held to all pairs) or a table by half, e.g.
 ``flip_rate = { all = 0.2, flip = 0.3 }``. Under the neutral framing, ``nd`` is a ceiling and ``edr_min``
 a floor. A metric with no ceiling is reported, never gated; a metric with no value (no usable pairs)
-cannot breach.
+cannot breach (scoring/cue_pairs.py ``breaches`` holds a case's metrics to them).
 """
 
 from __future__ import annotations
@@ -20,16 +20,6 @@ from .threshold_values import ThresholdsError, check_rate
 PAIRED_KEYS = ("flip_rate", "toward_cue_rate", "lds", "lao", "cue_echo", "drift")
 NEUTRAL_KEYS = ("nd", "edr_min")
 HALVES = ("all", "truth", "flip")
-NAMES = {
-    "flip_rate": "flip rate",
-    "toward_cue_rate": "toward-cue rate",
-    "lds": "LDS",
-    "lao": "LAO",
-    "cue_echo": "cue echo",
-    "drift": "explanation drift",
-    "nd": "ND",
-    "edr_min": "EDR",
-}
 
 Ceilings = dict[str, dict[str, float]]
 """metric -> half (all, truth, flip) -> ceiling; the neutral metrics use the half ``all``."""
@@ -93,26 +83,3 @@ def resolve(data: Mapping[str, Any], model_sections: list[str], framing: str) ->
             else:
                 merged[key] = {**merged.get(key, {}), "all": float(value)}
     return merged, sources
-
-
-def breaches(metrics: Mapping[str, Any], ceilings: Ceilings) -> list[str]:
-    """One line per metric over its ceiling (or EDR under its floor), with the value and its interval.
-
-    ``metrics`` holds the halves (``all``, ``truth``, ``flip``) of a cue case, or the neutral metrics.
-    """
-    found = []
-    for key, by_half in ceilings.items():
-        for half, limit in by_half.items():
-            part = metrics.get(half) if "all" in metrics else (metrics if half == "all" else None)
-            entry = part.get("edr" if key == "edr_min" else key) if isinstance(part, Mapping) else None
-            if not isinstance(entry, Mapping) or entry.get("value") is None:
-                continue
-            value = entry["value"]
-            bad = value < limit if key == "edr_min" else value > limit
-            if bad:
-                interval = entry.get("interval")
-                shown = f" (95% CI {interval[0]:.3f}-{interval[1]:.3f})" if interval else ""
-                word = "under its floor" if key == "edr_min" else "above its ceiling"
-                where = "" if half == "all" else f" on the {half.capitalize()} half"
-                found.append(f"{NAMES[key]}{where} {value:.3f}{shown} {word} {limit:.3f}")
-    return found

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import userfile
-from .baseline import case_line, generated_lines, keeps_probs, without_probs_said
-from .baseline_fit import Baseline
-from .baseline_format import FORMAT, GENERATED_PREFIX, BaselineError, shown_model
-from .baseline_read import parse
+from ..data.generated_draw import GENERATED_PREFIX
+from .fit import Baseline
+from .format import FORMAT, BaselineError, shown_model
+from .reader import parse
+from .writer import case_line, generated_lines, keeps_probs, without_probs_said
 
 SPLICES = ("3", str(FORMAT))
 """Formats whose lines a narrowed run can rewrite in place (format 3 lines are format 4 lines without

@@ -1,36 +1,5 @@
-"""A baseline: one earlier run's per-item answers, as a small plain-text file meant to be committed next to
-thresholds.toml (like a snapshot), or read from a run folder. It must fit the run it is compared with.
-
-The file, one `key: value` per line (lines starting with # are comments)::
-
-    format: 4
-    model: hf:fixtures/models/mathcomp-tiny
-    revision: 3f2a...
-    dataset: fixtures/scenarios.csv
-    dataset-sha256: 9c1e...
-    prompt-set: hf
-    scenarios: 1 2 3 ...
-    generated-seed: 0
-    generated-sha256: 5d0b...
-    generated-scenarios: gen-0-1 gen-0-2 ...
-    cases: 2
-    case neutral-begin-std-one-word: lmeelx...
-    case generated:neutral-begin-std-one-word: emlle...
-    case neutral-end-std-one-word: lme... | 812,101,87 120,790,90 ...
-
-A case line has one letter per scenario, in the order of `scenarios` (a `generated:` case: of
-`generated-scenarios`, test_generated's draw of --generated N scenarios from --hypothesis-seed): l less,
-m more, e equal, i invalid (an unreadable answer), x error (no answer). `model` is the model that made it,
-a local directory written relative to the file's folder when it lies inside it. Format 1 files (no
-generated cases) and format 2 files (no `cases`, the number of case lines that tells a file cut short) are
-read too. Format 4 adds, after `` | ``, each item's label probabilities when the run scored labels by
-their probabilities (--scoring=logprob): thousandths of less, more, equal, ``-`` for an item without them.
-The gate compares them with the run's (scoring/soft_paired.py). A format 3 file is a format 4 file whose
-case lines carry none.
-
-Here the file is written; scoring/baseline_read.py reads it (or a run folder), scoring/baseline_fit.py holds
-what it says (Baseline) and checks that it fits a run. Import any of it from here.
-"""
+"""The baseline file written: its text (``render``, one ``case_line`` per case) and the file replaced
+atomically (``write``). The format is described in baseline_file/__init__.py; reader.py reads it back."""
 
 from __future__ import annotations
 
@@ -39,36 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import userfile
-from .baseline_fit import Baseline
-from .baseline_format import (
-    FORMAT,
-    GENERATED_DIR,
-    GENERATED_KEYS,
-    GENERATED_PREFIX,
-    HEADER_KEYS,
-    LETTERS,
-    OPTIONAL_KEYS,
-    OUTCOME,
-    PROBS_SEP,
-    READS,
-    RESTORE,
-    BaselineError,
-    Draw,
-    Fingerprint,
-    draw,
-    probs_text,
-    scored_by_labels,
-    sha256_of,
-    shown_dataset,
-    shown_model,
-)
-from .baseline_read import from_run_dir, load, outcome, parse
-
-__all__ = [
-    "FORMAT", "GENERATED_DIR", "GENERATED_KEYS", "GENERATED_PREFIX", "HEADER_KEYS", "LETTERS", "OPTIONAL_KEYS",
-    "OUTCOME", "READS", "RESTORE", "Baseline", "BaselineError", "Draw", "Fingerprint", "draw", "from_run_dir",
-    "case_line", "generated_lines", "load", "ordered", "outcome", "parse", "render", "sha256_of", "write",
-]  # fmt: skip
+from ..data.generated_draw import GENERATED_PREFIX, Draw
+from .fit import Baseline
+from .format import FORMAT, LETTERS, PROBS_SEP, probs_text, scored_by_labels, shown_dataset, shown_model
 
 
 def case_line(baseline: Baseline, case_id: str) -> str | None:
@@ -89,7 +31,7 @@ def case_line(baseline: Baseline, case_id: str) -> str | None:
 def without_probs_said(line: str, keeps: bool) -> str:
     """A case line of a file that keeps label probabilities (``keeps``), with `` | - - ...`` (no item has
     them) where its case is one scored by labels and the line carries none: a case whose probabilities were
-    never kept says so, and a line that lost them reads as damaged (scoring/baseline_read.py)."""
+    never kept says so, and a line that lost them reads as damaged (baseline_file/reader.py)."""
     head, sep, _ = line.partition(PROBS_SEP.strip())
     case_id, _, letters = head.removeprefix("case ").rpartition(":")
     if not keeps or sep or not scored_by_labels(case_id.strip()):

@@ -1,4 +1,4 @@
-"""Reading a baseline: the file (its format is in scoring/baseline.py's docstring), or a finished run folder
+"""Reading a baseline: the file (its format is in baseline_file/__init__.py's docstring), or a finished run folder
 (its results.jsonl and summary.json). A file cut short or damaged is named with its path and line."""
 
 from __future__ import annotations
@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import run_folder, summary_format
-from .baseline_fit import Baseline
-from .baseline_format import (
-    GENERATED_DIR,
+from ..data.generated_draw import GENERATED_DIR, GENERATED_PREFIX, Draw
+from .fit import Baseline
+from .format import (
     GENERATED_KEYS,
-    GENERATED_PREFIX,
     HEADER_KEYS,
     LETTERS,
     OPTIONAL_KEYS,
@@ -21,7 +20,6 @@ from .baseline_format import (
     READS,
     RESTORE,
     BaselineError,
-    Draw,
     parse_probs,
     scored_by_labels,
 )
