@@ -49,8 +49,9 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports(name: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[int, str]]:
-    """(line, module) for every import of the project's own code in ``path``."""
+def from_imports(name: str, path: Path) -> Iterator[tuple[ast.ImportFrom, str]]:
+    """(the statement, the module it names, dots resolved) for every ``from <the project's module> import``
+    in ``path``, the module ``name``."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom):
@@ -59,12 +60,18 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[int
                 target = ".".join([*base, node.module] if node.module else base)
             else:
                 target = node.module or ""
-            if target.split(".")[0] != "mathcomp_tests":
-                continue
-            for alias in node.names:
-                full = f"{target}.{alias.name}"
-                yield node.lineno, full if full in known else target
-        elif isinstance(node, ast.Import):
+            if target.split(".")[0] == "mathcomp_tests":
+                yield node, target
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[int, str]]:
+    """(line, module) for every import of the project's own code in ``path``."""
+    for statement, target in from_imports(name, path):
+        for alias in statement.names:
+            full = f"{target}.{alias.name}"
+            yield statement.lineno, full if full in known else target
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "mathcomp_tests":
                     yield node.lineno, alias.name
@@ -189,16 +196,8 @@ def test_the_check_finds_a_cycle_and_an_upward_import() -> None:
 
 def imported_names(name: str, path: Path) -> Iterator[tuple[str, str]]:
     """(module, name) for every ``from <the project's module> import name`` in ``path``."""
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            if target.split(".")[0] == "mathcomp_tests":
-                yield from ((target, alias.name) for alias in node.names)
+    for node, target in from_imports(name, path):
+        yield from ((target, alias.name) for alias in node.names)
 
 
 def room_imports(room: str) -> list[tuple[str, str]]:
