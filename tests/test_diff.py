@@ -280,6 +280,8 @@ def test_the_html_page_escapes_what_a_model_wrote(
     assert tags.links and all(link.startswith("#mathcomp-diff-case-") for link in tags.links), (
         "the only links go down the page, from the table of cases to their items"
     )
+    listed = set(re.findall(r'id="(mathcomp-diff-case-\d+)"', text))
+    assert {link[1:] for link in tags.links} == listed, "a link for each case listed, none to a case not listed"
     assert "mathcomp-diff-changed-only" not in text and 'class="mathcomp-same' not in text, (
         "the changed items alone: no unchanged row hidden by a filter"
     )

@@ -274,25 +274,24 @@ CHANGES_PROBE = """
 window.addEventListener('load', () => {
   const rows = () => [...document.querySelectorAll('.mathcomp-changes tr[data-scenario]')];
   const shown = () => rows().filter(r => r.getBoundingClientRect().height > 0).length;
-  const box = document.querySelector('.mathcomp-changed-only');
-  const filtered = shown();
-  box.click();
   document.documentElement.setAttribute('data-probe', JSON.stringify({
     title: document.title,
     heading: document.querySelector('.mathcomp-changes h2').textContent,
     rows: rows().length,
     changed: document.querySelectorAll('.mathcomp-changes tr.mathcomp-changed').length,
-    filtered: filtered,
-    unfiltered: shown(),
+    drawn: shown(),
+    boxes: document.querySelectorAll('.mathcomp-changed-only').length,
+    counts: [...document.querySelectorAll('.mathcomp-case-list td:nth-child(3)')].map(td => td.textContent),
     text: document.querySelector('.mathcomp-changes').innerText,
   }));
 });
 </script>
 """
-"""Counts the item rows drawn with the "changed items only" box ticked (as the page opens), then unticked."""
+"""Counts the item rows the section lists and draws (the changed ones alone: no filter to tick), and the
+rows of its table of cases."""
 
 
-def test_what_changed_item_by_item_renders_filters_and_runs_no_answer(
+def test_what_changed_item_by_item_renders_the_changed_items_and_runs_no_answer(
     hostile_run: SuiteRun, tmp_path: Path
 ) -> None:
     """The markup run again against a baseline file written from its first run, every fourth answer of its
@@ -324,8 +323,10 @@ def test_what_changed_item_by_item_renders_filters_and_runs_no_answer(
     assert len([t for t, _ in dom.tags if t == "script"]) == 2  # pytest-html's and the probe
     assert not [a for t, a in dom.tags if t == "img" and a.get("src") == "x"]
     assert probe["heading"] == "What changed, item by item"
-    assert (probe["rows"], probe["changed"]) == (72, len(changed))
-    assert (probe["filtered"], probe["unfiltered"]) == (len(changed), 72), "the box hides unchanged rows"
+    assert probe["rows"] == probe["changed"] == probe["drawn"] == len(changed), "the changed items, all drawn"
+    counts = [tuple(map(int, c.split(" of "))) for c in probe["counts"]]
+    assert probe["boxes"] == 0 and len(counts) == 6, "no filter; a table of the six cases"
+    assert sum(k for k, _ in counts) == len(changed) and sum(n for _, n in counts) == 72, "every item counted"
     assert f"Against the baseline {baseline} ({HOSTILE})" in probe["text"], "markup shown as text"
     assert HOSTILE in probe["text"] and "keeps answers as letters" in probe["text"]
     shot = screenshot(

@@ -156,7 +156,7 @@ def _cases_table(
         gate = "" if standing is None else ("FAILED: " if standing.failed else "") + standing.why
         tone = ' class="mathcomp-worse"' if standing is not None and standing.failed else ""
         rows.append(
-            f'<tr{tone}><td><a href="#{escape(_case_anchor(anchor, index))}">{escape(case.case)}</a></td>'
+            f"<tr{tone}><td>{_case_link(case, _case_anchor(anchor, index), every)}</td>"
             f"<td>{escape(gate)}</td><td>{len(case.changed)} of {len(case.items)}</td>"
             f"<td>{case.regression:+d}</td></tr>"
         )
