@@ -55,7 +55,7 @@ SITE = (
 )
 """`mathcomp site` in a process of its own, printing its peak resident memory (bytes) last."""
 GOALS = {"default": 300 * 1000, "full": 2 * 1000 * 1000}
-"""A night's record, in bytes, at most (the issue's goals)."""
+"""A night's record, in bytes, at most: the goals docs/benchmarks.md states."""
 
 
 def _size(path: Path) -> int:
