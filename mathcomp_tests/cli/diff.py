@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..printable import printable
 from .command import check_output, fail, usage_error, write
@@ -61,6 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from ..records import answer_sets
+    from ..report import gate_order
     from ..report.item_changes import ORDER, ORDER_WITHOUT_GATE, REGRESSION, changes_html, counted
     from ..scoring import item_changes
 
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         f"{counted(len(changes), 'case')}, {counted(sum(len(c.items) for c in changes), 'item')} compared, "
         f"{changed} changed."
     )
-    changes = _in_gate_order(changes, candidate.summary)
+    changes = gate_order.in_gate_order(changes, candidate.summary)
     shown = [*lines, REGRESSION, ORDER if candidate.summary else ORDER_WITHOUT_GATE]
     show("\n".join([*shown, *(line for case in changes for line in _case_lines(case, args.every))]))
     if args.html is None:
@@ -113,14 +114,6 @@ def show(text: str) -> None:
         print(text, flush=True)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
-def _in_gate_order(changes: list[CaseChanges], summary: Mapping[str, Any] | None) -> list[CaseChanges]:
-    """``changes`` in the gate's order (report/gate_order.py) where the newer run's summary.json says it."""
-    from ..report import gate_order
-
-    order = {c: i for i, c in enumerate(gate_order.ordered([c.case for c in changes], summary))}
-    return sorted(changes, key=lambda c: order[c.case])
 
 
 def _heading(

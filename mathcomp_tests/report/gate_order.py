@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..scoring.item_changes import CaseChanges
 from ..verdict.of_run import every_case
 from .headline import ceiling_rows, rises
 
@@ -68,3 +69,9 @@ def ordered(case_ids: Sequence[str], summary: Mapping[str, Any] | None) -> list[
     """``case_ids`` in the gate's order (a stable sort: ties keep the order given)."""
     found = standings(summary)
     return sorted(case_ids, key=lambda c: rank(found.get(c)))
+
+
+def in_gate_order(changes: Sequence[CaseChanges], summary: Mapping[str, Any] | None) -> list[CaseChanges]:
+    """Each case's changes in the gate's order (``ordered``); as given without a summary to read it from."""
+    order = {c: i for i, c in enumerate(ordered([c.case for c in changes], summary))}
+    return sorted(changes, key=lambda c: order[c.case])

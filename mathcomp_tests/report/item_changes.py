@@ -109,9 +109,7 @@ def changes_html(
     columns; ``anchor`` is the section's id; ``summary``, the newer run's summary.json, gives the gate's order
     and each case's standing (without it, the cases keep their order: regression, worst first)."""
     found = gate_order.standings(summary)
-    if found:
-        order = {c: i for i, c in enumerate(gate_order.ordered([c.case for c in changes], summary))}
-        changes = sorted(changes, key=lambda c: order[c.case])
+    changes = gate_order.in_gate_order(changes, summary)
     box = f"{anchor}-changed-only"
     filtered = [
         f'<input type="checkbox" class="mathcomp-changed-only" id="{escape(box)}" checked>',

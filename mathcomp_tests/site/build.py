@@ -59,12 +59,6 @@ def foreign(out: Path) -> str | None:
     )
 
 
-def _history(records_dir: Path, every: list[nights.Night], skipped: list[str]) -> str:
-    """The history page of the nights read (oldest first), with the records skipped: the same nights as the
-    index, each read once, none through a link."""
-    return history_page.history_html(every, skipped)
-
-
 def _packed_bytes(source: Path) -> bytes:
     """The page at ``source`` gzipped: a packed page's bytes as they are (checked to unpack), a plain page
     (a record written before pages were kept packed) packed here. DamagedPage naming a packed one that does
@@ -97,13 +91,11 @@ def _night_pages(folder: Path, night: nights.Night, skip: nights.Warn) -> nights
     return replace(night, pages=tuple(written))
 
 
-def _fill(
-    folder: Path, records_dir: Path, every: list[nights.Night], skipped: list[str], skip: nights.Warn
-) -> None:
+def _fill(folder: Path, every: list[nights.Night], skipped: list[str], skip: nights.Warn) -> None:
     every = [_night_pages(folder, night, skip) for night in every]  # the index links only what was written
     models = nights.by_model(every)
     (folder / index_page.INDEX).write_text(index_page.page(models, skipped), encoding="utf-8")
-    (folder / index_page.HISTORY).write_text(_history(records_dir, every, skipped), encoding="utf-8")
+    (folder / index_page.HISTORY).write_text(history_page.history_html(every, skipped), encoding="utf-8")
     (folder / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
 
 
@@ -118,6 +110,6 @@ def site(records_dir: Path, out: Path, skip: nights.Warn) -> Built:
         raise NothingRead(f"{records_dir}: no night record could be read{damaged}")
     removed = folder_swap.sweep(out)
     with folder_swap.staged(out) as staged:
-        _fill(staged, records_dir, found, skipped, skip)
+        _fill(staged, found, skipped, skip)
         folder_swap.replace(staged, out)
     return Built(out, len(found), len(nights.by_model(found)), len(skipped), tuple(removed))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from urllib.parse import quote
 
+from ..listing import few
 from ..records import results
 from ..report import history as history_view
 from ..report.standalone import page
@@ -26,9 +27,7 @@ def links(every: Sequence[Night]) -> dict[str, str]:
 def title(rows: Sequence[history_view.RunRow]) -> str:
     """``MathComp history: <model>, <model> and N more``: the models the page draws (its groups: each
     model by identity, a fine-tune with its base)."""
-    models = list(dict.fromkeys(r.group for r in rows))
-    more = f" and {len(models) - NAMED} more" if len(models) > NAMED else ""
-    return f"MathComp history: {', '.join(models[:NAMED])}{more}"
+    return f"MathComp history: {few(list(dict.fromkeys(r.group for r in rows)), NAMED)}"
 
 
 def history_html(every: Sequence[Night], skipped: Sequence[str]) -> str:

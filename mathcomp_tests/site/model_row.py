@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..listing import few
 from ..scoring.metrics import percent
 from ..types import LABELS
 from .nights import PASSED, Night
@@ -89,11 +90,6 @@ def _cases(items: Any) -> list[str]:
     return [str(i["case"]) for i in listed if isinstance(i, dict) and isinstance(i.get("case"), str)]
 
 
-def _named(cases: Sequence[str]) -> str:
-    more = f" and {len(cases) - MARKED} more" if len(cases) > MARKED else ""
-    return ", ".join(cases[:MARKED]) + more
-
-
 def marks(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(the mark, the cases it names): AT CHANCE (summary.json's ``at_chance``) and could not see a rise
     (``power.underpowered``); none where the record has neither."""
@@ -102,4 +98,4 @@ def marks(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("AT CHANCE", _cases(summary.get("at_chance"))),
         ("could not see a rise", _cases(power.get("underpowered") if isinstance(power, dict) else None)),
     ]
-    return [(mark, _named(cases)) for mark, cases in found if cases]
+    return [(mark, few(cases, MARKED)) for mark, cases in found if cases]
