@@ -111,9 +111,8 @@ def _unseen_lines(summary: Mapping[str, Any]) -> list[str]:
         ]
         lines += [f"- ... and {len(found) - ROWS} more (see summary.json)"] if len(found) > ROWS else []
     block = summary.get("power") or {}
-    weak = [w for w in block.get("underpowered") or [] if isinstance(w, Mapping)]
+    weak, unearned = power.underpowered(summary)
     if weak:
-        unearned = {str(c) for c in block.get("not_earned_by") or []}
         lines += [
             "",
             f"{len(weak)} of {block.get('compared', len(weak))} compared cases {md(power.unseen(block))} at 80% "

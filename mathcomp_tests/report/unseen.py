@@ -30,7 +30,7 @@ def section_html(summary: Mapping[str, Any]) -> str:
     """Both lists, each case named; empty when no case was at chance and every compared case saw a rise."""
     at_chance = chance.entries(summary)
     block = summary.get("power") or {}
-    weak = [w for w in block.get("underpowered") or [] if isinstance(w, Mapping)]
+    weak, unearned = power.underpowered(summary)
     if not (at_chance or weak):
         return ""
     parts = [STYLE, '<div class="mathcomp-unseen">']
@@ -46,7 +46,6 @@ def section_html(summary: Mapping[str, Any]) -> str:
         ]
         parts.append(_table(("case", "accuracy", "always answering", "would be right on"), rows))
     if weak:
-        unearned = {str(c) for c in block.get("not_earned_by") or []}
         heading = f"{len(weak)} of {block.get('compared', len(weak))} compared cases {power.unseen(block)}"
         parts.append(f"<h3>{escape(heading)}</h3>")
         parts.append(

@@ -81,6 +81,14 @@ def _worst_first(weak: tuple[Case, list[str]]) -> tuple[int, float]:
     return (1, -max(float(mde or 0) for mde in needed))
 
 
+def underpowered(summary: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], set[str]]:
+    """A summary.json's underpowered cases (its ``power`` block's, worst first; none for a summary without
+    one) and the names of those whose pass power was required for (``not_earned_by``)."""
+    block = summary.get("power") or {}
+    weak = [w for w in block.get("underpowered") or [] if isinstance(w, Mapping)]
+    return weak, {str(c) for c in block.get("not_earned_by") or []}
+
+
 def phrase(block: Mapping[str, Any] | None) -> str:
     """``12 could not see a rise under 15 points``; empty when every compared case could."""
     if not block or not block.get("underpowered"):
