@@ -322,9 +322,8 @@ def test_a_cut_last_line_of_results_is_dropped_and_said(
     )
     assert out.strip() == f"wrote {run_dir / 'report-rebuilt.html'}"
     kept = run_folder.read(run_dir / run_folder.RESULTS, strict=False)
-    records, note = kept.records, kept.note
-    assert len(records) == len(lines) - 1 and note is not None
-    assert records == [json.loads(x) for x in lines[:-1]]
+    assert len(kept.records) == len(lines) - 1 and kept.note is not None
+    assert kept.records == [json.loads(x) for x in lines[:-1]]
 
     code, out, err = call(capsys, "history", str(run_dir.parent))
     assert code == 0, err

@@ -8,23 +8,21 @@ it) and copies of their summary.json edited where a test needs another verdict o
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 import json
 import shutil
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from helpers.html_page import Page
 from helpers.packed_pages import unpacked
 from helpers.suite_runner import SuiteRun, run_suite
+from helpers.usage import mathcomp
 
 from mathcomp_tests import summary_format
-from mathcomp_tests.cli import main
 from mathcomp_tests.site import packed
 from mathcomp_tests.verdict import of_run
 
@@ -34,58 +32,6 @@ ORDER = ["INCOMPLETE", "FAILED", "KNOWN FAILURES", "PASSED"]
 
 pytestmark = pytest.mark.xdist_group("site")
 """One worker runs this module's tests, so its module-scoped fixtures (the runs, the records) are built once."""
-
-
-def mathcomp(*argv: str | Path) -> tuple[int, str, str]:
-    """``mathcomp ARGV`` in process: exit status, stdout, stderr."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
-
-
-class Page(HTMLParser):
-    """A page's tags, links, title, text, and each table's rows (cell texts)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.tables: list[list[list[str]]] = []
-        self.text: list[str] = []
-        self.title = ""
-        self._cell: list[str] | None = None
-        self._in_title = False
-        self.feed(path.read_text(encoding="utf-8"))
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-        self._in_title = tag == "title"
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "tr":
-            self.tables[-1].append([])
-        elif tag in ("td", "th"):
-            self._cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        self._in_title = False
-        if tag in ("td", "th") and self._cell is not None:
-            self.tables[-1][-1].append("".join(self._cell).strip())
-            self._cell = None
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-        if self._in_title:
-            self.title += data
-        if self._cell is not None:
-            self._cell.append(data)
-
-    @property
-    def links(self) -> list[str]:
-        return [str(a["href"]) for t, a in self.tags if t == "a" and a.get("href")]
 
 
 @dataclass
@@ -219,38 +165,13 @@ def test_an_existing_record_is_never_replaced(runs: Runs, tmp_path: Path) -> Non
     assert [p.name for p in records.iterdir()] == [folder.name], "no staging folder left"
 
 
-def test_a_run_without_summary_json_says_to_use_the_stand_in(tmp_path: Path) -> None:
-    (tmp_path / "run").mkdir()
-    for run_dir in (tmp_path / "run", tmp_path / "never-started"):
-        code, said, err = mathcomp("record", tmp_path / "records", "--from", run_dir)
-        assert code == 1 and said == "" and err.count("\n") == 1 and "--stand-in" in err, err
-        assert err.startswith(f"error: {run_dir}: no summary.json")
-    assert not (tmp_path / "records").exists()
-
-
-@pytest.mark.parametrize(
-    ("args", "said"),
-    [
-        (("--from", "x", "--stand-in"), "argument --stand-in: not allowed with argument --from"),
-        ((), "expected --from RUN_DIR (a finished run) or --stand-in"),
-        (("--stand-in", "--model=m", "--baseline=b.txt"), "--baseline goes with --from"),
-        (("--from", "x", "--model=m"), "--model and --reason go with --stand-in"),
-    ],
-)
-def test_record_usage_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], said: str) -> None:
-    code, _, err = mathcomp("record", tmp_path / "records", *args)
-    own = args != ("--from", "x", "--stand-in")  # argparse's own error, after its usage lines
-    assert code == 2 and said in err.splitlines()[-1] and (err.count("\n") == 1 or not own), err
-    assert not (tmp_path / "records").exists()
-
-
 # mathcomp site
 
 
 def test_the_index_puts_the_newest_night_per_model_in_the_order_that_needs_a_look_first(
     runs: Runs, records: Path, site: Path
 ) -> None:
-    latest = Page(site / "index.html").tables[0]
+    latest = Page.read(site / "index.html").tables[0]
     assert latest[0] == ["verdict", "model", "ran", "run", "failing since", "worst case", "pages"]
     rows = latest[1:]
     models = [r[1] for r in rows]
@@ -269,7 +190,7 @@ def test_the_index_puts_the_newest_night_per_model_in_the_order_that_needs_a_loo
 
 
 def test_every_night_of_each_model_is_listed_newest_first(runs: Runs, site: Path) -> None:
-    page = Page(site / "index.html")
+    page = Page.read(site / "index.html")
     every = page.tables[1:]
     assert len(every) == 5
     symbolic = every[-1]
@@ -279,7 +200,7 @@ def test_every_night_of_each_model_is_listed_newest_first(runs: Runs, site: Path
 
 
 def test_every_link_is_relative_and_resolves_to_a_file_of_the_site(records: Path, site: Path) -> None:
-    page = Page(site / "index.html")
+    page = Page.read(site / "index.html")
     links = page.links
     assert (
         "history.html" in links and len(links) == 1 + 2 + 3
@@ -298,10 +219,10 @@ def test_every_page_is_self_contained(site: Path) -> None:
     pages = sorted(site.rglob("*.html"))
     assert len(pages) == 2 + 3  # the index, history, two reports and a diff
     for path in pages:
-        page = Page(path)
+        page = Page.read(path)
         fetched = [src for _, a in page.tags if (src := a.get("src")) and not src.startswith("data:")]
         assert not [t for t, _ in page.tags if t == "link"] and not fetched, (path, fetched)
-    index = Page(site / "index.html")
+    index = Page.read(site / "index.html")
     assert not [t for t, _ in index.tags if t == "script"], "the index runs no script"
 
 
@@ -309,7 +230,7 @@ def test_a_model_name_with_markup_is_shown_as_text(site: Path) -> None:
     for name in ("index.html", "history.html"):
         text = (site / name).read_text(encoding="utf-8")
         assert HOSTILE not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text, name
-    page = Page(site / "index.html")
+    page = Page.read(site / "index.html")
     assert HOSTILE in "".join(page.text)
     assert not [t for t, _ in page.tags if t == "script"]
 
@@ -347,7 +268,7 @@ def test_the_index_says_since_when_each_model_has_not_passed_and_its_worst_faile
     edited(runs, records, "20261201-040000-mended-0005", "hf:acme/mended", "new")
     edited(runs, records, "20261202-040000-mended-0006", "hf:acme/mended")
     assert mathcomp("site", records, tmp_path / "site")[0] == 0
-    page = Page(tmp_path / "site" / "index.html")
+    page = Page.read(tmp_path / "site" / "index.html")
     head, *rows = page.tables[0]
     row = {r[1]: dict(zip(head, r, strict=True)) for r in rows}
     case = newest["cases"][0]["case"]
@@ -369,7 +290,7 @@ def test_the_index_names_the_cases_at_chance_and_those_that_could_not_see_a_rise
     older = edited(runs, records, "20261201-030000-older-0002", "hf:acme/older")
     _rewrite(records, {k: v for k, v in older.items() if k not in ("power", "at_chance")})
     assert mathcomp("site", records, tmp_path / "site")[0] == 0
-    page = Page(tmp_path / "site" / "index.html")
+    page = Page.read(tmp_path / "site" / "index.html")
     verdicts = {r[1]: r[0] for r in page.tables[0][1:]}
     first, second = (w["case"] for w in weak)
     assert verdicts["hf:acme/marked"].endswith(
@@ -382,10 +303,10 @@ def test_the_index_names_the_cases_at_chance_and_those_that_could_not_see_a_rise
 def test_each_page_names_its_verdicts_or_models_in_its_title_and_history_links_to_the_nights(
     records: Path, site: Path, tmp_path: Path
 ) -> None:
-    assert Page(site / "index.html").title == (
+    assert Page.read(site / "index.html").title == (
         "MathComp nightly results: 1 INCOMPLETE, 1 FAILED, 1 KNOWN FAILURES, 2 PASSED"
     )
-    page = Page(site / "history.html")
+    page = Page.read(site / "history.html")
     named = page.title.removeprefix("MathComp history: ").split(", ")
     assert sorted(named) == ["hf:acme/cut-short", "symbolic"], f"its models (by identity): {page.title}"
     assert page.links[0] == "index.html", "the way back, first"
@@ -403,7 +324,7 @@ def test_each_page_names_its_verdicts_or_models_in_its_title_and_history_links_t
     assert set(points) == reports and len(points) == 2 * 3, "each linked run's mean in each of 3 panels"
     alone = tmp_path / "history.html"
     assert mathcomp("history", records, "-o", alone)[0] == 0
-    assert Page(alone).links == [], "`mathcomp history` on its own links nothing that would not resolve"
+    assert Page.read(alone).links == [], "`mathcomp history` on its own links nothing that would not resolve"
 
 
 def test_damaged_records_and_unsafe_names_are_skipped_one_line_each_and_counted(
@@ -429,7 +350,7 @@ def test_damaged_records_and_unsafe_names_are_skipped_one_line_each_and_counted(
     )
     assert lines[2].startswith(f"skipped {copy / 'odd name <b>'}: expected a run id as the folder's name")
     assert said.endswith(", 3 records skipped\n")
-    page = Page(tmp_path / "site" / "index.html")
+    page = Page.read(tmp_path / "site" / "index.html")
     text = "".join(page.text)
     assert "6 nights of 5 models read, 3 skipped." in text and "3 records skipped:" in text
     assert "odd name <b>" in text and not [t for t, _ in page.tags if t == "b"]

@@ -10,11 +10,11 @@ import json
 import os
 import re
 import shutil
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from helpers.browser import chromium, dump_dom, screenshot
+from helpers.html_page import Page
 from helpers.suite_runner import run_suite
 
 from mathcomp_tests.cli import main
@@ -26,41 +26,6 @@ REPORT_TITLE = re.compile(r"symbolic: PASSED, \d{8}-\d{6}-symbolic-[0-9a-f]{4} \
 
 pytestmark = pytest.mark.xdist_group("site_browser")
 """One worker runs this module's tests, so its module-scoped fixture (the site) is built once."""
-
-
-class Dom(HTMLParser):
-    """The rendered DOM's elements, its title, its text, each badge's text and each link."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-        self.title = ""
-        self.badges: list[str] = []
-        self._inside: str | None = None
-        self.feed(html)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        attributes = dict(attrs)
-        self.tags.append((tag, attributes))
-        badge = "badge" in (attributes.get("class") or "").split()
-        self._inside = "title" if tag == "title" else "badge" if badge else None
-        if badge:
-            self.badges.append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        self._inside = None
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-        if self._inside == "title":
-            self.title += data
-        elif self._inside == "badge":
-            self.badges[-1] += data
-
-    @property
-    def links(self) -> list[str]:
-        return [str(a["href"]) for t, a in self.tags if t == "a" and a.get("href")]
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +49,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_index_renders_the_verdicts_in_order_and_the_markup_name_as_text(
     site: Path, tmp_path: Path
 ) -> None:
-    dom = Dom(dump_dom(site / "index.html", tmp_path / "profile"))
+    dom = Page(dump_dom(site / "index.html", tmp_path / "profile"))
     assert dom.title == INDEX_TITLE, "neither the <script> nor the onerror handler in the model name ran"
     assert not [t for t, _ in dom.tags if t in ("script", "img")], "no element came out of the model's name"
     text = "".join(dom.text)
@@ -96,10 +61,10 @@ def test_the_index_renders_the_verdicts_in_order_and_the_markup_name_as_text(
 
 
 def test_the_report_link_of_a_night_opens_its_report(site: Path, tmp_path: Path) -> None:
-    dom = Dom(dump_dom(site / "index.html", tmp_path / "profile"))
+    dom = Page(dump_dom(site / "index.html", tmp_path / "profile"))
     reports = sorted({link for link in dom.links if link.endswith("/report.html")})
     assert len(reports) == 1, dom.links  # the real run's night; the stand-in and the edited copy keep none
-    report = Dom(dump_dom(site / reports[0], tmp_path / "profile"))
+    report = Page(dump_dom(site / reports[0], tmp_path / "profile"))
     assert REPORT_TITLE.fullmatch(report.title), report.title
     assert report.links[0] == "../../index.html", "the way back to the index, first"
     verdicts = [a for _, a in report.tags if "mathcomp-verdict" in (a.get("class") or "").split()]
@@ -122,15 +87,15 @@ def test_a_screenshot_of_each_page_renders(site: Path, tmp_path: Path, name: str
 
 
 def test_the_history_page_leads_back_to_the_index_and_on_to_each_night(site: Path, tmp_path: Path) -> None:
-    dom = Dom(dump_dom(site / "history.html", tmp_path / "profile"))
+    dom = Page(dump_dom(site / "history.html", tmp_path / "profile"))
     named = dom.title.removeprefix("MathComp history: ").split(", ")
     assert sorted(named) == ["hf:acme/cut-short", "symbolic"], f"its models, no script ran: {dom.title}"
     fetched = [a for t, a in dom.tags if t == "img" and not str(a.get("src")).startswith("data:")]
     assert HOSTILE in "".join(dom.text) and not fetched, "the name is text: no <img src=x> came of it"
-    assert dom.links[0] == "index.html" and Dom(dump_dom(site / "index.html", tmp_path / "profile")).title
+    assert dom.links[0] == "index.html" and Page(dump_dom(site / "index.html", tmp_path / "profile")).title
     nights = sorted({link for link in dom.links if link.startswith("nights/")})
     assert len(nights) == 1 and nights[0].endswith("/report.html"), dom.links  # the real run's report
     points = [a for t, a in dom.tags if t == "a" and a.get("class") == "mathcomp-point"]
     assert points and {a["href"] for a in points} == set(nights), "its points lead to the same night"
-    report = Dom(dump_dom(site / nights[0], tmp_path / "profile"))
+    report = Page(dump_dom(site / nights[0], tmp_path / "profile"))
     assert REPORT_TITLE.fullmatch(report.title) and "PASSED: all 2 cases" in "".join(report.text)

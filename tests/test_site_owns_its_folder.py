@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.usage import call
+from helpers.usage import call, mathcomp
 
 from mathcomp_tests import summary_format
 from mathcomp_tests.run.summary import stand_in
@@ -164,6 +164,34 @@ def test_record_from_never_follows_a_link_out_of_the_run_folder(
     assert code == 1 and said == "" and err.count("\n") == 1, err
     assert err.startswith(f"error: {summary}: a symbolic link"), err
     assert not (tmp_path / "again" / run.name).exists()
+
+
+# record --from refuses what is no finished run, in one line
+
+
+def test_a_run_without_summary_json_says_to_use_the_stand_in(tmp_path: Path) -> None:
+    (tmp_path / "run").mkdir()
+    for run_dir in (tmp_path / "run", tmp_path / "never-started"):
+        code, said, err = mathcomp("record", tmp_path / "records", "--from", run_dir)
+        assert code == 1 and said == "" and err.count("\n") == 1 and "--stand-in" in err, err
+        assert err.startswith(f"error: {run_dir}: no summary.json")
+    assert not (tmp_path / "records").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--from", "x", "--stand-in"), "argument --stand-in: not allowed with argument --from"),
+        ((), "expected --from RUN_DIR (a finished run) or --stand-in"),
+        (("--stand-in", "--model=m", "--baseline=b.txt"), "--baseline goes with --from"),
+        (("--from", "x", "--model=m"), "--model and --reason go with --stand-in"),
+    ],
+)
+def test_record_usage_errors_are_one_line(tmp_path: Path, args: tuple[str, ...], said: str) -> None:
+    code, _, err = mathcomp("record", tmp_path / "records", *args)
+    own = args != ("--from", "x", "--stand-in")  # argparse's own error, after its usage lines
+    assert code == 2 and said in err.splitlines()[-1] and (err.count("\n") == 1 or not own), err
+    assert not (tmp_path / "records").exists()
 
 
 # 3. a shard is part of a night, not one

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from helpers.browser import dump_dom, screenshot
+from helpers.html_page import Page
 from helpers.packed_pages import unpacked
 from helpers.suite_runner import SuiteRun, run_suite
 from helpers.usage import call
-from test_site_browser import Dom
 
 SELECTION = ("--model=symbolic", "--limit=6", "--framings=neutral,direct-more", "--positions=begin")
 
@@ -61,13 +61,13 @@ def test_a_nights_pages_unpack_themselves_in_a_browser(
     assert report.stat().st_size < (run.run_dir / "report.html").stat().st_size / 2, "served packed"
     drawn = dump_dom(report, tmp_path / "profile")
     assert "Unpacking" not in drawn and "could not unpack" not in drawn
-    page = Dom(drawn)
+    page = Page(drawn)
     assert page.title == f"symbolic: PASSED, {run.summary['run_id']} (report.html)", "the model and verdict"
     assert page.links[0] == "../../index.html", "the way back to the index, first"
     drawn_rows = re.findall(r'<td class="col-result[^"]*">Passed</td>', drawn)
     assert len(drawn_rows) == len(run.summary["cases"]), "pytest-html drew every row"
     listed = dump_dom(diff, tmp_path / "profile")
-    assert Dom(listed).links[0] == "../../index.html"
+    assert Page(listed).links[0] == "../../index.html"
     assert "What changed, item by item" in listed and 'class="mathcomp-case-list"' in listed
     _shot(report, "night-report.png", tmp_path)
     _shot(diff, "night-diff.png", tmp_path)
