@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.common import checked, load, pytest_command, run_tracked  # noqa: E402
 from mathcomp_tests import prompts as prompt_sets  # noqa: E402
 from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache  # noqa: E402
-from mathcomp_tests.backends.http.api import APIBackend  # noqa: E402
+from mathcomp_tests.backends.chat.api import APIBackend  # noqa: E402
 from mathcomp_tests.data import scenarios  # noqa: E402
 from mathcomp_tests.settings import BackendOptions  # noqa: E402
 from mathcomp_tests.types import FRAMINGS, POSITIONS, Condition, Decoding, Prompt  # noqa: E402

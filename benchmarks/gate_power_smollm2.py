@@ -39,7 +39,7 @@ from benchmarks.common import OUT_DIR, load, machine, write_json
 from benchmarks.gate_power_scorer import FORMAT, THREADS, Item, Scorer, write_atomic
 from mathcomp_tests import prompts
 from mathcomp_tests.backends import models
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.data import scenarios as scenario_file
 from mathcomp_tests.paths import fixtures
 from mathcomp_tests.types import LABELS, Condition

@@ -164,6 +164,7 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=6, help="runs on the history page (copies)")
     args = parser.parse_args()
 
+    from mathcomp_tests.history import build
     from mathcomp_tests.report import charts, headline, page, pooled, sections, standalone
 
     if args.run_dir is not None:
@@ -193,7 +194,7 @@ def main() -> None:
             folder.mkdir()
             (folder / "summary.json").write_text(json.dumps({**summary, "run_id": folder.name}))
         results[f"history page ({args.history} runs)"] = timed(
-            lambda: standalone.history(Path(tmp)), args.repeat
+            lambda: build.history(Path(tmp)), args.repeat
         )
     out = {
         "source": source,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import OUT_DIR, checked, load, pytest_command, run_tracked, suite_env, write_json
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.protocols import PROTOCOLS
 
 FRAMINGS = ("neutral", "direct-more", "direct-less")

@@ -33,7 +33,7 @@ from typing import Any
 from benchmarks.common import ROOT, load, machine, write_json
 from mathcomp_tests import formats
 from mathcomp_tests import prompts as prompt_sets
-from mathcomp_tests.backends.local.prepared import SMOLLM2, directory
+from mathcomp_tests.backends.prepared import SMOLLM2, directory
 from mathcomp_tests.data import scenarios
 from mathcomp_tests.scoring.metrics import confusion, dir_err
 from mathcomp_tests.settings import BackendOptions

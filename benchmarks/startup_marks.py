@@ -24,8 +24,8 @@ import pytest
 MARKS: dict[str, float] = {"plugin_imported": time.time()}
 SPENT: dict[str, float] = {}
 WATCHED = (
-    ("mathcomp_tests.backends.http.completions", "CompletionsBackend._tokenizer", "tokenizer load"),
-    ("mathcomp_tests.backends.http.completions", "CompletionsBackend._served", "server probe (/v1/models)"),
+    ("mathcomp_tests.backends.completions.backend", "CompletionsBackend._tokenizer", "tokenizer load"),
+    ("mathcomp_tests.backends.completions.backend", "CompletionsBackend._served", "server probe (/v1/models)"),
     ("mathcomp_tests.data.scenarios", "load", "dataset read"),
     ("mathcomp_tests.backends", "create", "backend built"),
 )
@@ -66,7 +66,7 @@ def _watch() -> None:
         for part in parents:
             owner = getattr(owner, part)
         setattr(owner, name, _timed(label, getattr(owner, name)))
-    completions = importlib.import_module("mathcomp_tests.backends.http.completions")
+    completions = importlib.import_module("mathcomp_tests.backends.completions.backend")
     complete = completions.CompletionsBackend.complete
 
     def first_complete(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -41,7 +41,7 @@ from typing import Any
 from benchmarks import startup_marks
 from benchmarks.common import ROOT, load, machine, pytest_command, suite_env, write_json
 from mathcomp_tests import prompts as prompt_sets
-from mathcomp_tests.backends.http.api import APIBackend
+from mathcomp_tests.backends.chat.api import APIBackend
 from mathcomp_tests.backends.vllm import server as vllm_server
 from mathcomp_tests.backends.vllm.engine import VLLMBackend, serve
 from mathcomp_tests.data import scenarios

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import OUT_DIR, ROOT, load, suite_env
-from mathcomp_tests.history_branch import git, push, records, remote
-from mathcomp_tests.site import packed
+from mathcomp_tests.keep import git, nights, push, remote
+from mathcomp_tests.record import packed
 
 OUT = OUT_DIR / "year_of_nights.json"
 MATRICES = {"default": (), "full": ("--identities=all",)}
@@ -161,7 +161,7 @@ def _keep(year: list[list[Path]], keep_days: int, work: Path) -> dict[str, Any]:
                 shutil.copytree(record, Path(new) / record.name)
             git_dir = Path(repo) / "repo.git"
             git.run(["init", "--quiet", "--bare", str(git_dir)])
-            kept = records.read_new(Path(new), print)
+            kept = nights.read_new(Path(new), print)
             push.keep(git_dir, where, "mathcomp-history", kept, keep_days, print)
     seconds = time.perf_counter() - started
     clone = work / "clone.git"

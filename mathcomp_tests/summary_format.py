@@ -22,7 +22,7 @@ from .finite import json_safe
 
 NAME = "summary.json"
 PACKED = NAME + ".gz"
-"""A night's record keeps its summary gzipped (site/night_record.py); every reader reads either."""
+"""A night keeps its summary gzipped (record/night.py); every reader reads either."""
 VERSION = 2
 """The format written now. 1: the files written before summary.json said its version (read as they are)."""
 COMPLETE = "complete"

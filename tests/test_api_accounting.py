@@ -6,7 +6,7 @@ import pytest
 from helpers.fault_server import FaultServer
 from helpers.suite_runner import REPO
 
-from mathcomp_tests.backends.http.api import APIBackend
+from mathcomp_tests.backends.chat.api import APIBackend
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.prompts import build, load_prompt_set, std_names
 from mathcomp_tests.settings import BackendOptions

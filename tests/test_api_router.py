@@ -8,8 +8,8 @@ import pytest
 from helpers.fault_server import FaultServer
 from helpers.suite_runner import run_suite
 
+from mathcomp_tests.backends import router
 from mathcomp_tests.backends.base import BackendError
-from mathcomp_tests.backends.http import router
 from mathcomp_tests.settings import BackendOptions
 
 PROMPTS = 20

@@ -74,7 +74,8 @@ def test_the_baseline_model_is_asked_with_the_models_chat_template(tmp_path: Pat
 
 
 def test_the_judge_reads_with_its_own_chat_template(tmp_path: Path) -> None:
-    from mathcomp_tests.run import Run
+    from mathcomp_tests.run.facts import facts_of
+    from mathcomp_tests.run.orchestrator import Run
     from mathcomp_tests.run.summary import SessionFacts, run_summary
     from mathcomp_tests.settings import Settings
 
@@ -91,7 +92,7 @@ def test_the_judge_reads_with_its_own_chat_template(tmp_path: Path) -> None:
         judge = run.judge
         assert judge is not None
         assert judge.backend.cache_identity()["chat_template"] is True  # the tokenizer's template applied
-        summary = run_summary(run, SessionFacts(stopped=None, selected=0, reported=0), [])
+        summary = run_summary(facts_of(run), SessionFacts(stopped=None, selected=0, reported=0), [])
         assert summary["chat_template"] == {"model": None, "baseline_model": None, "judge": "auto"}
     finally:
         run.close()

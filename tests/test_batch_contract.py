@@ -33,16 +33,16 @@ from mathcomp_tests.backends.batch.pricing import Pricing
 from mathcomp_tests.backends.batch.protocol import (
     BatchAPI,
     BatchReadError,
-    BatchRecordError,
     BatchRequest,
     BatchStatus,
     BatchWaitError,
+    SubmissionError,
     Unsendable,
 )
-from mathcomp_tests.backends.batch.records import BatchRecords
 from mathcomp_tests.backends.batch.runner import Runner
+from mathcomp_tests.backends.batch.submissions import Submissions
 from mathcomp_tests.backends.cache.store import ResponseCache, Row
-from mathcomp_tests.backends.http.api import APIBackend
+from mathcomp_tests.backends.chat.api import APIBackend
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Message, Prompt, Response, Scenario
 
@@ -120,7 +120,7 @@ class Side:
 
         price = Pricing(__import__("litellm"), MODELS[self.name])
         runner = Runner(
-            api, BatchRecords(folder), "m@fake", price, store,
+            api, Submissions(folder), "m@fake", price, store,
             wait=wait, poll=0.05, rounds=2, resend_failed=True, say=self.said.append,
         )
         return runner, cache
@@ -301,7 +301,7 @@ def test_an_unreadable_record_is_said_in_one_line_and_nothing_is_sent(
     record.parent.mkdir()
     record.write_bytes(text if isinstance(text, bytes) else text.encode())
     runner, _ = side.runner(side.api(), tmp_path)
-    with pytest.raises(BatchRecordError) as unread:
+    with pytest.raises(SubmissionError) as unread:
         side.run(runner.answer({r.key: r for r in _requests(2)}))
     side.run(runner.api.close())
     said = str(unread.value)

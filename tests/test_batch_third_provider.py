@@ -119,9 +119,9 @@ def _words(path: Path, names: set[str]) -> list[str]:
 
 
 def test_no_shared_batch_module_speaks_a_provider_s_words() -> None:
-    """Only a provider's own module knows its words: the shared modules (protocol, encoding, records,
+    """Only a provider's own module knows its words: the shared modules (protocol, encoding, submissions,
     runner, backend, ...) and FakeCo's module import no provider module, branch on no provider's name,
-    and name no `input_file_id` (records.py reads an earlier version's key as text, not as a name)."""
+    and name no `input_file_id` (submissions.py reads an earlier version's key as text, not as a name)."""
     own = {BATCH / f"{target.split(':')[0].rsplit('.', 1)[1]}.py" for target in PROVIDERS.values()}
     shared = [p for p in sorted(BATCH.glob("*.py")) if p not in own]
     assert len(shared) >= 7, shared

@@ -24,7 +24,7 @@ from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models
 from mathcomp_tests.backends.base import ServerGoneError
 from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache
-from mathcomp_tests.backends.http.liveness import Liveness
+from mathcomp_tests.backends.liveness import Liveness
 from mathcomp_tests.backends.local import tokens
 from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions

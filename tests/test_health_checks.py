@@ -1,4 +1,4 @@
-"""How much a server's health checks cost while its requests are in flight (backends/http/liveness.py).
+"""How much a server's health checks cost while its requests are in flight (backends/liveness.py).
 
 A long request makes the client check the server directly (GET /health) every CHECK_SECONDS. That check
 must stay cheap beside the model it watches: once per server per period, however many requests are in
@@ -20,8 +20,9 @@ from helpers.suite_runner import REPO
 
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models
-from mathcomp_tests.backends.http import api, servers
-from mathcomp_tests.backends.http.liveness import CHECK_SECONDS, Ping
+from mathcomp_tests.backends.chat import api
+from mathcomp_tests.backends.completions import servers
+from mathcomp_tests.backends.liveness import CHECK_SECONDS, Ping
 from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding

@@ -14,8 +14,8 @@ from helpers.suite_runner import REPO, SuiteRun, run_suite
 from helpers.summaries import case, change, summary
 
 from mathcomp_tests.cli import main
-from mathcomp_tests.report import history as history_view
-from mathcomp_tests.report.standalone import history
+from mathcomp_tests.history import page as history_view
+from mathcomp_tests.history.build import history
 
 BASE = "hf:fixtures/models/mathcomp-tiny"
 FRAMINGS = (

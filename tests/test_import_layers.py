@@ -30,8 +30,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("verdict",),
     ("records",),
     ("report",),
-    ("site",),
-    ("run", "history_branch"),
+    ("history", "record"),
+    ("site", "keep"),
+    ("run",),
     ("merge",),
     ("plugin", "cli", "init", "starter", "suite", "pytest_plugin", "__main__"),
 )
@@ -167,24 +168,66 @@ def test_no_import_cycles(level: str) -> None:
 
 
 def family(module: str) -> str | None:
-    """The sub-package of a package a module lies in (``backends.http``); None for a package's own modules."""
+    """The sub-package of a package a module lies in (``backends.chat``); None for a package's own modules."""
     parts = module.split(".")
     if len(parts) < 4 or f"{'.'.join(parts[:3])}" not in KNOWN or KNOWN[".".join(parts[:3])].name != "__init__.py":
         return None
     return ".".join(parts[1:3])
 
 
+BACKEND_ROOMS = {f"backends.{room}" for room in ("chat", "completions", "local", "vllm", "cache", "batch")}
+"""backends/'s rooms, one per family of backend (chat: litellm; completions: raw /v1/completions)."""
+
+
 def test_no_import_cycles_between_the_families_of_a_package() -> None:
-    """backends/ is in rooms (http, local, vllm, cache, batch): no two rooms import each other, directly or
-    round about (a room may use its package's own modules and any room it does not lead back to)."""
+    """backends/ is in rooms (chat, completions, local, vllm, cache, batch): no two rooms import each other,
+    directly or round about (a room may use its package's own modules and any room it does not lead back to)."""
     graph: dict[str, set[str]] = {}
     for name, edges in EDGES.items():
         for _, target in edges:
             a, b = family(name), family(target) if target in KNOWN else None
             if a and b and a != b:
                 graph.setdefault(a, set()).add(b)
-    assert {"backends.http", "backends.local"} <= set(graph) | {b for bs in graph.values() for b in bs}
+    assert {family(name) for name in KNOWN if top(name) == "backends"} - {None} == BACKEND_ROOMS
+    assert {"backends.completions", "backends.local"} <= set(graph) | {b for bs in graph.values() for b in bs}
     assert not _cycles(graph), f"cycles between sub-packages: {_cycles(graph)}"
+
+
+def through_the_root(edges: dict[str, set[tuple[int, str]]]) -> dict[str, set[str]]:
+    """The import graph with each room one node and each of its package's own modules (backends/models.py)
+    a node of its own."""
+
+    def node(module: str) -> str:
+        return family(module) or module.removeprefix("mathcomp_tests.")
+
+    graph: dict[str, set[str]] = {}
+    for name, found in edges.items():
+        for _, target in found:
+            a, b = node(name), node(target)
+            if top(name) == top(target) and a != b:
+                graph.setdefault(a, set()).add(b)
+    return graph
+
+
+def test_no_room_leads_back_to_itself_through_its_package() -> None:
+    """A package's own modules (backends/model_files.py, models.py, weights.py, ...) lie below its rooms:
+    what a room takes from them leads back into no room that reaches them. local/hf.py -> model_files.py ->
+    local/weights.py ran back up. Besides, of the root only the ask-ahead wrapper imports a room (the cache's
+    store it wraps)."""
+    graph = through_the_root(EDGES)
+    assert not _cycles(graph), f"rooms reached back through their package's modules: {_cycles(graph)}"
+    root = {name for name in graph if name.startswith("backends.") and name not in BACKEND_ROOMS}
+    into_rooms = {(a, b) for a in root for b in graph[a] if b in BACKEND_ROOMS}
+    assert into_rooms <= {("backends.ahead", "backends.cache")}, f"root modules of backends/ import rooms: {into_rooms}"
+
+
+def test_the_room_check_finds_a_room_reached_back_through_its_package() -> None:
+    """local/hf.py -> model_files.py -> local/weights.py (as the code once was) is a cycle of the room."""
+    edges = {
+        "mathcomp_tests.backends.local.hf": {(1, "mathcomp_tests.backends.model_files")},
+        "mathcomp_tests.backends.model_files": {(1, "mathcomp_tests.backends.local.weights")},
+    }
+    assert _cycles(through_the_root(edges)) == [["backends.local", "backends.model_files"]]
 
 
 def test_the_check_finds_a_cycle_and_an_upward_import() -> None:
@@ -192,6 +235,18 @@ def test_the_check_finds_a_cycle_and_an_upward_import() -> None:
     assert layer("mathcomp_tests.report.html") > layer("mathcomp_tests.records.items")
     assert layer("mathcomp_tests.settings") < layer("mathcomp_tests.run")
     assert top("mathcomp_tests.report.__main__") == "report", "an entry point inside a package is that package"
+
+
+def test_the_run_page_and_the_history_pages_are_rooms_of_their_own() -> None:
+    """report/ is the run page; the history pages are history/'s (`mathcomp history`), a layer above: history/
+    takes the run page's shared pieces (sections, charts, the page around a body), and report/ takes
+    nothing of history/, of the site or of a command's room (record/, keep/)."""
+    assert layer("mathcomp_tests.history.page") > layer("mathcomp_tests.report.charts")
+    assert not [name for name in KNOWN if top(name) == "report" and "history" in name.rsplit(".", 1)[-1]]
+    from_history = {top(target) for _, target in room_imports("history")}
+    assert "report" in from_history and not from_history & {"site", "keep", "record"}, from_history
+    upward = [f"{n} imports {t}" for n, t in room_imports("report") if top(t) in ("history", "site", "record", "keep")]
+    assert not upward, upward
 
 
 def imported_names(name: str, path: Path) -> Iterator[tuple[str, str]]:
@@ -234,6 +289,30 @@ def test_the_configuration_imports_nothing_but_the_bottom_layer() -> None:
         if top(target) != "config" and target != "mathcomp_tests" and layer(target) != 0
     ]
     assert not found, "the configuration imports more than layer 0:\n" + "\n".join(found)
+
+
+RUN_HOLDERS = ("run", "plugin", "pytest_plugin")
+"""Who may hold the Run (run/orchestrator.py): run/ itself, and the plugin, which builds it and asks the
+suite's cases with it. What is written about a run takes its plain facts (run/facts.py); the suite, fixtures."""
+
+
+def imports_run(name: str, path: Path) -> bool:
+    """Whether the module ``name`` (at ``path``) imports the Run from run/, or reaches it as an attribute."""
+    by_name = any(what == "Run" and top(target) == "run" for target, what in imported_names(name, path))
+    tree = ast.parse(path.read_text(), str(path))
+    return by_name or any(isinstance(node, ast.Attribute) and node.attr == "Run" for node in ast.walk(tree))
+
+
+def test_no_module_imports_the_run_but_the_run_and_the_plugin(tmp_path: Path) -> None:
+    """summary.json, shard.json, the merge and the suite's tests are written over what the run hands back once
+    (run/facts.py RunFacts; the plugin's fixtures), not over the Run and everything it loads and asks."""
+    found = sorted(name for name, path in KNOWN.items() if top(name) not in RUN_HOLDERS and imports_run(name, path))
+    assert not found, f"modules that import the Run, outside run/ and the plugin: {found}"
+    once = tmp_path / "rebuild.py"
+    once.write_text("from ..run import PARTNERS, REVEAL_AFTER, Run\n")  # merge/rebuild.py's MergedRun(Run), once
+    assert imports_run("mathcomp_tests.merge.rebuild", once)
+    once.write_text("from mathcomp_tests.run import Run\n")  # the suite's type hint of its fixture, once
+    assert imports_run("mathcomp_tests.suite.test_invariance", once)
 
 
 def test_the_baseline_file_takes_only_its_precision_from_the_statistics_and_resolves_no_model() -> None:

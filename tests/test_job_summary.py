@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import run_suite
 
-from mathcomp_tests.report.job_summary import markdown
+from mathcomp_tests.verdict.job_summary import markdown
 
 ARGS = ("--model=symbolic", "--limit=10", "--framings=neutral,direct-more", "--positions=begin")
 HOSTILE = "evil|<script>alert(1)</script>`x`*y*"

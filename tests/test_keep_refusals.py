@@ -13,9 +13,9 @@ import pytest
 from helpers.keep_nights import BRANCH, git, held, night, on_branch, record_fixture, remote_fixture, write  # noqa: F401 - the `record` and `remote` fixtures
 from helpers.usage import call
 
-from mathcomp_tests.history_branch import git as keep_git
-from mathcomp_tests.history_branch import tree
-from mathcomp_tests.history_branch.records import Record
+from mathcomp_tests.keep import git as keep_git
+from mathcomp_tests.keep import tree
+from mathcomp_tests.keep.nights import Night
 
 pytestmark = pytest.mark.xdist_group("test_keep_refusals")
 """One worker runs this module, so the suite's record (`record`) is made once."""
@@ -91,7 +91,7 @@ def test_only_a_record_is_pruned_never_a_folder_named_as_an_old_run_id(tmp_path:
     old_record = "20200102-000000-symbolic-0002"
     code_branch(tmp_path, remote, {f"{OLD_NAME}/build.py": "print()\n", f"{old_record}/summary.json": "{}"})
     tip = git("--git-dir", str(remote), "rev-parse", "main")
-    new = Record("20991231-000000-symbolic-0003", {"summary.json": summary})
+    new = Night("20991231-000000-symbolic-0003", {"summary.json": summary})
     cutoff = dt.datetime(2021, 1, 1)
     made, plan = tree.next_tree(remote, tip, [new], cutoff)
     assert plan.pruned == [old_record] and plan.added == [new.run_id]

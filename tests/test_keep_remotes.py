@@ -91,7 +91,7 @@ def test_a_remote_that_never_answers_is_given_up_after_the_timeout(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("mathcomp_tests.history_branch.git.NETWORK_S", 1.0)
+    monkeypatch.setattr("mathcomp_tests.keep.git.NETWORK_S", 1.0)
     write(tmp_path / "new", night(record, 0))
     code, _, err = call(
         capsys, "keep", str(tmp_path / "new"), "--remote", silent_host, "--out", str(tmp_path / "all")

@@ -1,5 +1,5 @@
 """A large call on the batched /v1/completions path is rendered and sent in pieces
-(backends/http/completions.py): its first requests do not wait for its last prompt to be rendered, and a
+(backends/completions/backend.py): its first requests do not wait for its last prompt to be rendered, and a
 server gone ends the call once, not once a piece."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from helpers.suite_runner import REPO
 from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models
 from mathcomp_tests.backends.base import ServerGoneError
-from mathcomp_tests.backends.http.completions import PIECE
-from mathcomp_tests.backends.http.liveness import Liveness
+from mathcomp_tests.backends.completions.backend import PIECE
+from mathcomp_tests.backends.liveness import Liveness
 from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Prompt

@@ -95,3 +95,26 @@ def test_backends_holds_no_function_only_the_command_line_calls() -> None:
         and all(u.startswith("cli/") for u in users)
     )  # fmt: skip
     assert not command_only, f"functions of backends/ that only cli/ calls: {command_only}"
+
+
+COMMAND_ROOMS = ("history", "keep", "record", "site")
+"""Commands whose code is a room of its own, named as the command; cli/<command>.py is the entry point."""
+
+
+def test_each_command_has_a_room_named_as_the_command_and_record_means_one_thing() -> None:
+    """`mathcomp history`, `keep`, `record` and `site` each have their entry point, cli/<command>.py, and a
+    room, <command>/, that the entry point imports. "records" are the per-item answer records (records/);
+    a kept night's files are a "night", a batch's saved state a "submission": no other module or folder has
+    "record" in its name but the command's own room, record/, and its entry point."""
+    for command in COMMAND_ROOMS:
+        assert f"{command}/__init__.py" in SOURCES, f"`mathcomp {command}` has no room {command}/"
+        imported = {module.split(".")[0] for module, _ in _imported(SOURCES[f"cli/{command}.py"])}
+        assert command in imported, f"cli/{command}.py imports nothing of {command}/: its code lives elsewhere"
+    named = sorted(
+        name
+        for name in SOURCES
+        if any("record" in part for part in name.removesuffix(".py").split("/"))
+        and name.split("/")[0] not in ("records", "record")
+        and name != "cli/record.py"
+    )
+    assert not named, f"'record' in the name of a module outside records/ and record/: {named}"

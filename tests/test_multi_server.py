@@ -23,7 +23,7 @@ from mathcomp_tests import prompts as prompt_sets
 from mathcomp_tests.backends import create, models
 from mathcomp_tests.backends.base import BackendError, ServerGoneError, ServerLeftWarning
 from mathcomp_tests.backends.cache.store import CachedBackend, ResponseCache
-from mathcomp_tests.backends.http.liveness import Liveness
+from mathcomp_tests.backends.liveness import Liveness
 from mathcomp_tests.data import scenarios, stratified
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import Condition, Decoding, Prompt

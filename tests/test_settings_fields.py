@@ -14,7 +14,8 @@ from helpers.suite_runner import REPO
 from mathcomp_tests.merge import rebuild, shard_format
 from mathcomp_tests.merge.gate import Gate
 from mathcomp_tests.merge.shards import ShardFolder
-from mathcomp_tests.run import Run
+from mathcomp_tests.run.facts import facts_of
+from mathcomp_tests.run.orchestrator import Run
 from mathcomp_tests.settings import ANSWER_FIELDS, GATE_FIELDS, PLACE_FIELDS, Settings
 
 
@@ -34,7 +35,7 @@ def test_the_merge_rebuilds_every_answer_setting_a_shard_records(tmp_path: Path)
         paired_test="bootstrap", invariance=True, reveal_after=True, dataset_cache=tmp_path,
         thresholds=REPO / "thresholds.toml",
     )  # fmt: skip
-    options = json.loads(json.dumps(shard_format.options(Run(ran, "20261128-000000-symbolic-0000"))))
+    options = json.loads(json.dumps(shard_format.options(facts_of(Run(ran, "20261128-000000-symbolic-0000")))))
     shard = ShardFolder(tmp_path, {"selection": {"options": options}}, {"thresholds": str(ran.thresholds)})
     rebuilt = rebuild.settings(shard, tmp_path / "merged", Gate(None, None, False, "any", False))
     changed = [name for name in ANSWER_FIELDS if getattr(ran, name) != getattr(Settings(), name)]

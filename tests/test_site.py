@@ -23,7 +23,7 @@ from helpers.suite_runner import SuiteRun, run_suite
 from helpers.usage import mathcomp
 
 from mathcomp_tests import summary_format
-from mathcomp_tests.site import packed
+from mathcomp_tests.record import packed
 from mathcomp_tests.verdict import of_run
 
 SELECTION = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")

@@ -22,7 +22,7 @@ from mathcomp_tests.cli import main
 HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
 INDEX_TITLE = "MathComp nightly results: 1 INCOMPLETE, 2 PASSED"
 REPORT_TITLE = re.compile(r"symbolic: PASSED, \d{8}-\d{6}-symbolic-[0-9a-f]{4} \(report\.html\)")
-"""A night's report, unpacked (site/packed.py): its model, where its night stands, its run id."""
+"""A night's report, unpacked (record/packed.py): its model, where its night stands, its run id."""
 
 pytestmark = pytest.mark.xdist_group("site_browser")
 """One worker runs this module's tests, so its module-scoped fixture (the site) is built once."""

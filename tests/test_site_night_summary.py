@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import run_suite
 
-from mathcomp_tests.report import history
+from mathcomp_tests.history import page as history
 from mathcomp_tests.site import model_row
 from mathcomp_tests.site.night_summary import reduced
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import run_suite
 
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.backends.models import UnknownModelError, resolve
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.cli import prepare_smollm2 as smollm2
 
 MODEL = directory(SMOLLM2)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from helpers.suite_runner import REPO, run_suite
 
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
 from training import smollm2_lora
 from training.smollm2_lora import epoch_copy, framing_of, labelled
 

@@ -22,7 +22,7 @@ import pytest
 from helpers.suite_runner import REPO
 from helpers.usage import call
 
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, missing
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, missing
 from mathcomp_tests.cli import prepare_smollm2 as smollm2
 
 GGUF = b"GGUF stand-in " * 64

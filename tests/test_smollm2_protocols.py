@@ -18,7 +18,7 @@ from helpers.suite_runner import REPO, run_suite
 
 from mathcomp_tests import prompts
 from mathcomp_tests.backends.base import OnResponse
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.formats import FORMATS
 from mathcomp_tests.protocols import ASK, Kit, load_texts

@@ -14,8 +14,8 @@ import pytest
 from helpers.suite_runner import SuiteRun, run_suite
 from helpers.vllm_serving import VLLM_PYTHON, float32_server, loose_ceilings
 
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.backends.models import UnknownModelError, resolve
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
 
 MODEL = directory(SMOLLM2)
 needs_model = pytest.mark.skipif(

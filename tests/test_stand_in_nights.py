@@ -16,7 +16,7 @@ import pytest
 from helpers.suite_runner import run_suite
 
 from mathcomp_tests.cli import main
-from mathcomp_tests.report.standalone import history
+from mathcomp_tests.history.build import history
 
 ALIAS = "mathcomp-tiny"
 RESOLVED = "hf:fixtures/models/mathcomp-tiny"

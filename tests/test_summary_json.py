@@ -19,12 +19,12 @@ from helpers.suite_runner import REPO, run_suite
 from mathcomp_tests.baseline_file import reader as baseline_reader
 from mathcomp_tests.baseline_file.format import BaselineError
 from mathcomp_tests.cli import main
+from mathcomp_tests.history import groups as history_groups
 from mathcomp_tests.records import answer_sets
-from mathcomp_tests.report import history_groups, job_summary
 from mathcomp_tests.report.headline import verdict_html
 from mathcomp_tests.report.standalone import DamagedRunError, load_summary
 from mathcomp_tests.scoring.metrics import percent
-from mathcomp_tests.verdict import chance, of_run
+from mathcomp_tests.verdict import chance, job_summary, of_run
 
 FORMAT_1 = Path(__file__).parent / "run_folders" / "20261126-173506-symbolic-dfbc"
 """A run folder as the suite wrote it before summary.json had a version (paths made relative)."""

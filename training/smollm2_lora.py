@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from mathcomp_tests import prompts
-from mathcomp_tests.backends.local.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.backends.local.tokens import LabelTokens, render
 from mathcomp_tests.backends.models import DEFAULT_PROMPT_SET
+from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
 from mathcomp_tests.data.generate import PAPER_LABELS, drawn
 from mathcomp_tests.formats import FORMATS
 from mathcomp_tests.types import FRAMINGS, LABELS, NEUTRAL, POSITIONS, Condition, Label, cue_label

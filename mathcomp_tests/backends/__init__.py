@@ -18,9 +18,9 @@ __all__ = ["REGISTRY", "Backend", "BackendError", "BackendOptions", "create"]
 REGISTRY: dict[str, str] = {
     "symbolic": "mathcomp_tests.backends.local.symbolic:SymbolicBackend",
     "hf": "mathcomp_tests.backends.local.hf:HFBackend",
-    "api": "mathcomp_tests.backends.http.api:APIBackend",
+    "api": "mathcomp_tests.backends.chat.api:APIBackend",
     "vllm": "mathcomp_tests.backends.vllm.engine:VLLMBackend",
-    "completions": "mathcomp_tests.backends.http.completions:CompletionsBackend",
+    "completions": "mathcomp_tests.backends.completions.backend:CompletionsBackend",
     "batch": "mathcomp_tests.backends.batch.backend:BatchBackend",
 }
 """Model kind -> ``module:Class``; the class is called with (model name, BackendOptions). An api model

@@ -8,8 +8,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from . import weights
 from .base import BackendError
-from .local import weights
 from .models import local_directory, local_file, looks_like_path
 
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]

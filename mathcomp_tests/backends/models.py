@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..paths import fixtures, shipped
 from ..printable import printable
-from .local.prepared import PREPARED, complete, directory, missing
+from .prepared import PREPARED, complete, directory, missing
 
 DEFAULT_PROMPT_SET = "hf"
 
@@ -102,7 +102,7 @@ def resolve(
     A model group of the --model-config ``config`` is an api model whatever it looks like: a Router
     group is any name the config gives its deployments.
     """
-    from .http.router import group_names
+    from .router import group_names
 
     table = aliases(path)
     groups = group_names(config) if config is not None else ()

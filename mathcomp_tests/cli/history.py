@@ -39,8 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..report.history import METRICS, share
-    from ..report.standalone import RunFolderError, history
+    from ..history.build import history
+    from ..history.page import METRICS, share
+    from ..report.standalone import RunFolderError
 
     check_output(parser, args.output)
     if args.group is not None and not args.group.strip():

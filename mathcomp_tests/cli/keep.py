@@ -79,7 +79,7 @@ def _days(text: str) -> int:
 def _shown(text: str) -> str:
     """``text`` as keep prints it: credentials taken out (a URL's userinfo and query, every secret held),
     control characters escaped."""
-    from ..history_branch import git
+    from ..keep import git
 
     return printable(git.redact(text))
 
@@ -122,7 +122,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Every usage error, found before git is asked anything."""
-    from ..history_branch import export, git
+    from ..keep import export, git
 
     if not args.new_records.is_dir():
         usage_error(parser, f"{args.new_records}: no such folder; expected a folder of night records")
@@ -152,10 +152,10 @@ def _refuse_branch(parser: argparse.ArgumentParser, branch: str, shown: str, str
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..history_branch import export, git, push, records, remote
+    from ..keep import export, git, nights, push, remote
 
     _check(args, parser)
-    new = records.read_new(args.new_records, lambda line: _say(line, error=True))
+    new = nights.read_new(args.new_records, lambda line: _say(line, error=True))
     try:
         where = remote.resolve(args.remote, Path.cwd())
     except git.GitError as exc:

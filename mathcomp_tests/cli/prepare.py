@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..backends.local.prepared import SMOLLM2, complete, directory
+from ..backends.prepared import SMOLLM2, complete, directory
 from .command import fail
 
 HELP = "prepare a model the suite runs locally (smollm2)"

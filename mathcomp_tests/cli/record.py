@@ -129,9 +129,10 @@ def _shard_refusal(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
 
 def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None, parser: argparse.ArgumentParser) -> int:
     from .. import summary_format
+    from ..history.fields import load_night
+    from ..record import night, packed, plain_files
     from ..records import results
-    from ..report.standalone import RunFolderError, load_record
-    from ..site import night_record, packed, plain_files
+    from ..report.standalone import RunFolderError
 
     source = run_dir / summary_format.NAME
     if source.is_symlink():
@@ -142,7 +143,7 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None, parser: ar
             "record the night with --stand-in --model MODEL"
         )
     try:
-        summary = load_record(run_dir)
+        summary = load_night(run_dir)
     except RunFolderError as exc:
         return fail(str(exc))
     if (refused := _shard_refusal(run_dir, summary)) is not None:
@@ -152,18 +153,18 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None, parser: ar
         return fail(f"{source}: run_id {run_id!r} is not one plain folder name")
     target = record_dir / run_id
     try:
-        with night_record.staged(record_dir, run_id) as folder:
+        with night.staged(record_dir, run_id) as folder:
             _add_summary(source, folder / summary_format.PACKED)
-            _add_report(run_dir / results.REPORT, folder / (night_record.REPORT + packed.SUFFIX))
-            _add_diff(baseline, run_dir, folder / night_record.DIFF)
+            _add_report(run_dir / results.REPORT, folder / (night.REPORT + packed.SUFFIX))
+            _add_diff(baseline, run_dir, folder / night.DIFF)
             kept = sorted(p.name for p in folder.iterdir())
-            settled = night_record.settle(folder, target)
+            settled = night.settle(folder, target)
     except OSError as exc:
         return fail(f"cannot write a record in {record_dir}: {exc.strerror or exc}")
-    if settled == night_record.IDENTICAL:
+    if settled == night.IDENTICAL:
         print(f"{target}: the record exists and holds the same files; kept")
         return 0
-    if settled == night_record.DIFFERENT:
+    if settled == night.DIFFERENT:
         return fail(
             f"{target}: a record of run {run_id} exists and differs from {run_dir}'s; kept, not replaced"
         )
@@ -174,7 +175,7 @@ def _from_run(record_dir: Path, run_dir: Path, baseline: Path | None, parser: ar
 def _add_summary(source: Path, target: Path) -> None:
     """The run's summary.json gzipped, the same JSON written compact (about half of the file the suite writes
     is indentation); read without following a link."""
-    from ..site import packed, plain_files
+    from ..record import packed, plain_files
 
     summary = json.loads(plain_files.read_bytes(source))
     with open(target, "xb") as written:
@@ -184,7 +185,7 @@ def _add_summary(source: Path, target: Path) -> None:
 def _add_report(source: Path, target: Path) -> None:
     """The run's report.html gzipped, when it has one of its own; a line on stderr when it is a link (left
     out)."""
-    from ..site import packed, plain_files
+    from ..record import packed, plain_files
 
     if source.is_symlink():
         print(printable(f"not kept: {source}: {plain_files.LINKED}"), file=sys.stderr)
@@ -201,8 +202,8 @@ def _add_diff(baseline: Path | None, run_dir: Path, target: Path) -> None:
     if not baseline.is_file():
         print(printable(f"no diff.html: --baseline {baseline}: no such file"), file=sys.stderr)
         return
+    from ..record.plain_files import LINKED
     from ..records import results
-    from ..site.plain_files import LINKED
     from . import diff
 
     if (run_dir / results.RESULTS).is_symlink():
@@ -219,7 +220,7 @@ def _add_diff(baseline: Path | None, run_dir: Path, target: Path) -> None:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     if code == 0 and target.is_file():
-        from ..site import packed
+        from ..record import packed
 
         with open(target.with_name(target.name + packed.SUFFIX), "xb") as written:
             written.write(packed.pack(target.read_bytes()))

@@ -21,11 +21,12 @@ from ..baseline_file.format import BaselineError
 from ..config.thresholds import ThresholdsError
 from ..data.generated_draw import GENERATED_DIR
 from ..records import results
+from ..run import facts
 from ..settings import SelectionError
 from .folder import incomplete_folder
 from .gate import Gate, GateOptions, resolve
 from .provenance import check_dataset, check_same_model
-from .rebuild import FOLDERS, MergedRun, settings, shard_records
+from .rebuild import FOLDERS, Replay, settings, shard_records
 from .replay import Answers
 from .session import MergePlan, run_suite
 from .shards import ShardFolder, ShardFolderError, check, read
@@ -64,14 +65,14 @@ def merge(
         check_same_model(checked.shards)
     kept = shard_records(checked.shards)
     with built_beside(out) as building:
-        whole = _run(checked.shards[0], building, name, resolve(gate, checked.shards[0], say), kept)
-        plan = MergePlan(whole, checked.shards, kept, out, checked.reasons)
+        whole, replay = _run(checked.shards[0], building, name, resolve(gate, checked.shards[0], say), kept)
+        plan = MergePlan(whole, replay, checked.shards, kept, out, checked.reasons)
         if checked.reasons:
             summary, status = incomplete_folder(plan, say), 1
             if gate.update_baseline is not None:
                 say(f"baseline not written: the merge is INCOMPLETE; {gate.update_baseline} unchanged")
         else:
-            check_dataset(checked.shards, whole.dataset.path)
+            check_dataset(checked.shards, Path(whole.dataset["path"]))
             status = run_suite(plan, say)
             summary = summary_format.load(building)
         swap_in(building, out)
@@ -80,15 +81,14 @@ def merge(
 
 def _run(
     first: ShardFolder, out: Path, name: str, gate: Gate, kept: dict[str, list[dict[str, Any]]]
-) -> MergedRun:
-    """The whole run, its model answering from the shards' records; ShardFolderError when it cannot be
-    rebuilt here."""
+) -> tuple[facts.RunFacts, Replay]:
+    """The whole run's facts, and what answers it from the shards' records; ShardFolderError when it cannot
+    be rebuilt here."""
     answers = Answers(record for folder in FOLDERS for record in kept[folder])
+    replay = Replay(answers, kept[""] + kept[GENERATED_DIR], out)
     try:
-        run = MergedRun(settings(first, out, gate), name, answers, out)
+        return facts.rebuilt(settings(first, out, gate), name, replay), replay
     except (BaselineError, ThresholdsError, SelectionError) as exc:
         raise ShardFolderError(str(exc)) from exc
     except (OSError, ValueError) as exc:  # the dataset or the prompts the shards read, not here
         raise ShardFolderError(f"{first.path}: the whole run cannot be rebuilt here: {exc}") from exc
-    run.learn_judge(kept[""] + kept[GENERATED_DIR])
-    return run

@@ -1,20 +1,19 @@
 """The whole run the shards were parts of, rebuilt: its Settings from shard.json (the options that change
-answers, which every shard shares) and the merged run's gate (merge/gate.py), and a Run that asks the shards'
-recorded answers (merge/replay.py) instead of a model."""
+answers, which every shard shares) and the merged run's gate (merge/gate.py), and what answers it in place
+of its models (``Replay``: the shards' recorded answers, merge/replay.py), which the plugin's Run asks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .. import run_folder
 from ..baseline_file.format import sha256_of
 from ..data.generated_draw import GENERATED_DIR
-from ..protocols import judge
-from ..run import PARTNERS, REVEAL_AFTER, Run
-from ..scoring.cue_pairs import condition_of
+from ..run.folders import PARTNERS, REVEAL_AFTER
 from ..settings import ANSWER_FIELDS, BackendOptions, Settings
-from ..types import Decoding
+from ..types import Decoding, Prompt
 from .gate import Gate
 from .replay import Answers, JudgeReplies, ReplayBackend, ReplayJudge
 from .shards import MANIFEST, ShardFolder, ShardFolderError
@@ -79,45 +78,32 @@ def shard_records(shards: list[ShardFolder]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-class MergedRun(Run):
-    """A Run over the whole selection whose model (and judge) answer from the shards' records."""
+class Replay:
+    """What answers the whole run (run/answering.py): its model and its judge from the shards' records."""
 
-    def __init__(self, settings: Settings, run_id: str, answers: Answers, folder: Path):
-        self.folder = folder
-        """The merged run's folder (--out), whatever its id."""
+    def __init__(self, answers: Answers, judged: list[dict[str, Any]], folder: Path):
         self.answers = answers
-        self.judge_replies = JudgeReplies()
-        self._replayed_judge: judge.Judge | None = None
-        super().__init__(settings, run_id)
+        self.judged = judged
+        """The records whose answers the judge was asked about (test_framing's and test_generated's)."""
+        self._folder = folder
 
     @property
-    def run_dir(self) -> Path:
-        return self.folder
+    def folder(self) -> Path:
+        """The merged run's folder (--out, built beside it), whatever its id."""
+        return self._folder
 
-    def _model(self, options: BackendOptions) -> ReplayBackend:
-        return ReplayBackend(self.answers, self.sample_of)
+    def model(self, samples: int) -> ReplayBackend:
+        def sample_of(decoding: Decoding) -> int:
+            """Which sample a decoding asks (Run.decodings: seeds 0..K-1 when --samples is above one)."""
+            return int(decoding.seed or 0) if samples > 1 else 0
 
-    def sample_of(self, decoding: Decoding) -> int:
-        """Which sample a decoding asks (Run.decodings: seeds 0..K-1 when --samples is above one)."""
-        return int(decoding.seed or 0) if self.settings.samples > 1 else 0
+        return ReplayBackend(self.answers, sample_of)
 
-    @property
-    def judge(self) -> judge.Judge | None:
-        if self.judge_spec is None:
-            return None
-        if self._replayed_judge is None:
-            replay = ReplayJudge(self.judge_replies, self.judge_spec.resolved)
-            self._replayed_judge = judge.Judge(self._cached(replay), self.judge_template)
-        return self._replayed_judge
-
-    def learn_judge(self, records: list[dict[str, Any]]) -> None:
+    def judge(self, model_id: str, judge_prompt: Callable[[Mapping[str, Any]], Prompt | None]) -> ReplayJudge:
         """The judge's replies the records hold, by the judge prompt each answer was asked about."""
-        if self.judge_template is None:
-            return
-        scenarios = {s.id: s for s in [*self.scenarios, *(self.generated if self.settings.generated else [])]}
-        for record in records:
-            if record.get("judge_raw") is None or record.get("scenario") not in scenarios:
-                continue
-            (prompt,) = self.prompts_for(condition_of(record), [scenarios[record["scenario"]]])
-            asked = judge.judge_prompt(prompt, str(record.get("raw") or ""), self.judge_template)
-            self.judge_replies.add(asked, str(record["judge_raw"]))
+        replies = JudgeReplies()
+        for record in self.judged:
+            asked = None if record.get("judge_raw") is None else judge_prompt(record)
+            if asked is not None:
+                replies.add(asked, str(record["judge_raw"]))
+        return ReplayJudge(replies, model_id)

@@ -2,7 +2,8 @@
 model answers from the shards' records (merge/replay.py) and which selects the items the shards selected.
 Its own checks (the project's conftest.py), ceilings, baseline comparison, Holm, power requirement,
 narrowing, report.html, summary.json and --update-baseline are those of every run: the plugin finds this
-plan among pytest's plugins (plugin/merged.py) and takes its Run instead of building one from the options."""
+plan among pytest's plugins (plugin/merged.py) and builds its Run from the plan's settings, answered by the
+plan's replay, instead of from the options."""
 
 from __future__ import annotations
 
@@ -16,21 +17,24 @@ from typing import Any, ClassVar
 import pytest
 
 from ..records import items as records_items
-from ..run import PARTNERS
+from ..run.facts import RunFacts
+from ..run.folders import PARTNERS
 from ..run.summary import Merged
 from ..verdict.narrowing import item_name
-from .rebuild import FOLDERS, MergedRun
+from .rebuild import FOLDERS, Replay
 from .shards import ShardFolder, ShardFolderError
 
 
 @dataclass(eq=False)  # a plugin: hashed by identity
 class MergePlan:
-    """What the merged run's pytest session takes from the merge: its Run, and the shards it answers from."""
+    """What the merged run's pytest session takes from the merge: the whole run's facts (its settings and id
+    among them), what answers it, and the shards it answers from."""
 
     MERGE_PLAN: ClassVar[bool] = True
     """How plugin/merged.py knows the plan among pytest's plugins without importing this module."""
 
-    run: MergedRun
+    run: RunFacts
+    replay: Replay
     shards: list[ShardFolder]
     kept: dict[str, list[dict[str, Any]]]
     """The shards' records, by the subfolder of the run folder they are kept in."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import __version__
 from ..baseline_file.format import sha256_of
-from ..run import Run
+from ..run.facts import RunFacts
 from ..settings import ANSWER_FIELDS, GATE_FIELDS, conditions
 from ..userfile import replace_text
 from ..verdict.narrowing import item_name
@@ -33,11 +33,11 @@ def _plain(value: object) -> object:
     return str(value) if isinstance(value, Path) else value
 
 
-def options(run: Run) -> dict[str, Any]:
+def options(run: RunFacts) -> dict[str, Any]:
     """The answer-changing options as plain JSON, with the digests of the files whose content decides."""
     s = run.settings
     out = {name: _plain(getattr(s, name)) for name in (*ANSWER_FIELDS, *GATE_FIELDS)}
-    out["prompt_set"] = run.prompt_set.name
+    out["prompt_set"] = run.prompt_set
     out["model_revision"] = s.backend.model_revision
     out["scoring"] = s.backend.scoring
     out["thresholds_sha256"] = sha256_of(s.thresholds) if s.thresholds.is_file() else None
@@ -48,18 +48,18 @@ def options(run: Run) -> dict[str, Any]:
     return out
 
 
-def selection(run: Run, tests: Sequence[str]) -> dict[str, Any]:
+def selection(run: RunFacts, tests: Sequence[str]) -> dict[str, Any]:
     """What every shard of the run shares: the whole selection (``tests``: every item the options select,
     ``test_framing[<id>]``), not this shard's part of it."""
     s = run.settings
     return {
         "model": s.model,
         "code_version": __version__,
-        "dataset": {"name": run.dataset.name, "sha256": sha256_of(run.dataset.path)},
+        "dataset": {"name": run.dataset["name"], "sha256": run.dataset["sha256"]},
         "cases": [c.id for c in conditions(s)],
         "tests": list(tests),
-        "scenario_ids": [sc.id for sc in run.selection],
-        "generated_scenario_ids": list(run.generated_draw().scenarios) if s.generated else [],
+        "scenario_ids": list(run.selection),
+        "generated_scenario_ids": list(run.generated.scenarios) if s.generated and run.generated is not None else [],
         "options": options(run),
     }
 
@@ -81,7 +81,7 @@ def fingerprint(shared: Mapping[str, Any]) -> str:
 
 
 def manifest(
-    run: Run, summary: Mapping[str, Any], tests: Sequence[str], session: Mapping[str, Any]
+    run: RunFacts, summary: Mapping[str, Any], tests: Sequence[str], session: Mapping[str, Any]
 ) -> dict[str, Any]:
     """shard.json of a finished shard (its summary.json built already); ``session`` is ``pytest_session``'s."""
     assert run.settings.shard is not None
@@ -96,15 +96,15 @@ def manifest(
         "fingerprint": fingerprint(shared),
         "selection": shared,
         "covered": {
-            "scenario_ids": [sc.id for sc in run.scenarios],
-            "generated_scenario_ids": [sc.id for sc in run.generated] if run.settings.generated else [],
+            "scenario_ids": list(run.scenarios),
+            "generated_scenario_ids": list(run.generated_part) if run.settings.generated else [],
             "cases": [c["case"] for c in [*summary["cases"], *summary["generated_cases"]]],
         },
         "pytest": dict(session),
     }
 
 
-def write(run: Run, summary: Mapping[str, Any], tests: Sequence[str], session: Mapping[str, Any]) -> Path:
+def write(run: RunFacts, summary: Mapping[str, Any], tests: Sequence[str], session: Mapping[str, Any]) -> Path:
     """shard.json beside summary.json, replaced atomically."""
     text = json.dumps(manifest(run, summary, tests, session), indent=2, ensure_ascii=False)
     return replace_text(run.run_dir / NAME, text)

@@ -4,7 +4,6 @@ import: torch, transformers and litellm load only when a backend is created."""
 from __future__ import annotations
 
 import shlex
-import warnings
 from typing import Any
 
 import pytest
@@ -16,18 +15,16 @@ from ..backends.cache.file import DamagedCacheError, not_ours
 from ..backends.models import UnknownModelError
 from ..baseline_file.format import BaselineError
 from ..config.thresholds import ThresholdsError
-from ..data.generated_draw import GENERATED_PREFIX
 from ..data.scenarios import DatasetError
 from ..printable import printable
 from ..prompts import PromptConfigError
-from ..records import items as records
 from ..records import results
-from ..run import Run, served
+from ..run import folders, served
 from ..run.folders import FolderError
+from ..run.orchestrator import Run
 from ..settings import SelectionError, Settings
 from ..suite_selection import SUITE_DIR, selects_suite
 from ..types import Condition
-from ..verdict.result import CaseResult
 from . import (
     batch_phase,
     header,
@@ -35,8 +32,6 @@ from . import (
     matrix,
     options,
     origins,
-    own_checks,
-    progress,
     properties,
     report_copy,
     serving,
@@ -44,11 +39,18 @@ from . import (
 )
 from .closing_line import ClosingLine
 from .finish import finish
+from .fixtures import framing_result as framing_result  # the suite's fixtures: pytest finds them here
+from .fixtures import generated_result as generated_result
+from .fixtures import mathcomp_ask_pair as mathcomp_ask_pair
+from .fixtures import mathcomp_case as mathcomp_case
+from .fixtures import mathcomp_invariance_ceilings as mathcomp_invariance_ceilings
+from .fixtures import mathcomp_run as mathcomp_run
+from .fixtures import mathcomp_settings as mathcomp_settings
+from .fixtures import reveal_after_result as reveal_after_result
 from .merged import plan_of
 from .session_tracker import Tracker, write_incomplete
-from .state import GENERATED_PROPERTY, PROPERTY, REVEAL_PROPERTY, State, case_summary
+from .state import GENERATED_PROPERTY, STATE, State, case_summary
 
-_STATE = pytest.StashKey[State]()
 _TRACKER = pytest.StashKey[Tracker]()
 MARKERS = {
     "cot": "a chain-of-thought case (formats cot, cot-json): long generations; -m 'not cot' is the quick gate",
@@ -76,7 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
     run: Run
     try:
         if merged is not None:
-            settings, run = merged.run.settings, merged.run
+            settings = merged.run.settings
+            run = Run(settings, merged.run.run_id, answering=merged.replay)
         else:
             settings = options.settings(config)
             settings = serving.served(config, settings)  # vllm:...: the run's server, started once
@@ -84,7 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
             run = Run(settings, run_id, workerinput["workerid"] if workerinput else "main")
         batch_phase.check(run)
         if not config.option.collectonly:
-            run.check_folders()
+            folders.check(settings)
             _ = run.backend  # created and probed once, here: a model that cannot answer stops the run now
             try:
                 _ = run.judge  # the judge too
@@ -131,7 +134,7 @@ def pytest_configure(config: pytest.Config) -> None:
         serving.stop(config)
         raise
     state = State(run)
-    config.stash[_STATE] = state
+    config.stash[STATE] = state
     config.pluginmanager.register(state, "mathcomp-state")
     tracker = config.stash[_TRACKER] = Tracker()
     config.pluginmanager.register(tracker, "mathcomp-session-tracker")
@@ -174,21 +177,21 @@ class _XdistHooks:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    state = config.stash.get(_STATE, None)
+    state = config.stash.get(STATE, None)
     return None if state is None else header.lines(config, state.run)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "condition" not in metafunc.fixturenames:
         return
-    state = metafunc.config.stash.get(_STATE, None)
+    state = metafunc.config.stash.get(STATE, None)
     if state is None:
         if SUITE_DIR not in metafunc.definition.path.parents:
             return  # someone else's test with an argument named `condition`
         raise pytest.UsageError(
             "the MathComp suite was collected without its settings; run it from the rootdir"
         )
-    selected = matrix.for_test(metafunc.function.__name__, state.run)
+    selected = matrix.for_test(metafunc.function.__name__, state.run.settings)
     generated = metafunc.definition.path.name == "test_generated.py"
     params = [pytest.param(c, id=c.id, marks=_marks(c, state.run, generated)) for c in selected]
     metafunc.parametrize("condition", params)
@@ -216,10 +219,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     test_reveal_after) are deselected, not collected as empty parameter sets. Then, the selection final
     (after -k, -m, --deselect), the baseline learns how many cases it is compared on, and must fit the
     generated cases when test_generated runs."""
-    state = config.stash.get(_STATE, None)
+    state = config.stash.get(STATE, None)
     if state is None:
         return
-    off = {name for name in matrix.SUITE_TESTS if not matrix.enabled(name, state.run)}
+    off = {name for name in matrix.SUITE_TESTS if not matrix.enabled(name, state.run.settings)}
     dropped = [i for i in items if getattr(i, "originalname", "") in off or _empty_invariance(i)]
     if dropped:
         items[:] = [i for i in items if i not in dropped]
@@ -245,59 +248,6 @@ def _empty_invariance(item: pytest.Item) -> bool:
     return getattr(item, "originalname", "") in matrix.INVARIANCE_TESTS and "condition" not in params
 
 
-@pytest.fixture(scope="session")
-def mathcomp_run(request: pytest.FixtureRequest) -> Any:
-    """The run shared by every case in this process (one per xdist worker)."""
-    state: State = request.config.stash[_STATE]
-    yield state.run
-    state.run.close()
-
-
-@pytest.fixture
-def framing_result(condition: Condition, mathcomp_run: Run, request: pytest.FixtureRequest) -> CaseResult:
-    """Ask the model every scenario under ``condition`` and score the answers."""
-    request.config.stash[_STATE].ask_next()
-    total = len(mathcomp_run.scenarios) * len(mathcomp_run.decodings(condition))  # every sample is asked
-    with progress.case_bar(request.config, condition.id, total) as on_response:
-        result = mathcomp_run.run_case(condition, on_response)
-    result = own_checks.apply(request.config, mathcomp_run, result)
-    summary = records.case_summary(result)
-    properties.record(request.node, PROPERTY, summary)
-    properties.record_power(request.node, summary)
-    _warn_no_baseline(result, condition.id)
-    return result
-
-
-@pytest.fixture
-def generated_result(condition: Condition, mathcomp_run: Run, request: pytest.FixtureRequest) -> CaseResult:
-    """Ask the model ``--generated`` fresh scenarios under ``condition`` and score the answers."""
-    request.config.stash[_STATE].ask_next()
-    result = own_checks.apply(
-        request.config, mathcomp_run, mathcomp_run.run_generated_case(condition), generated=True
-    )
-    case_id = GENERATED_PREFIX + condition.id
-    summary = {**records.case_summary(result), "case": case_id}
-    properties.record(request.node, GENERATED_PROPERTY, summary)
-    properties.record_power(request.node, summary)
-    _warn_no_baseline(result, case_id)
-    return result
-
-
-def _warn_no_baseline(result: CaseResult, case_id: str) -> None:
-    if result.baseline_status == "no baseline":
-        warnings.warn(f"{case_id}: no baseline (the baseline has no answers for this case)", stacklevel=2)
-
-
-@pytest.fixture
-def reveal_after_result(
-    condition: Condition, mathcomp_run: Run, request: pytest.FixtureRequest
-) -> dict[str, Any]:
-    """Reveal-After under ``condition``'s position, identity and format (protocols/reveal_after.py)."""
-    result = mathcomp_run.run_reveal_after(condition)
-    properties.record(request.node, REVEAL_PROPERTY, result)
-    return result
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
@@ -308,7 +258,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif call.excinfo is not None and isinstance(call.excinfo.value, NoAnswer):
         report.longrepr = str(call.excinfo.value)  # a merged run's prompt no shard answered: one line
     summary = case_summary(report)
-    state = item.config.stash.get(_STATE, None)
+    state = item.config.stash.get(STATE, None)
     fail_on = state.run.settings.fail_on if state is not None else "any"
     known_failures.known_as_xfail(fail_on, report, summary or case_summary(report, GENERATED_PROPERTY))
     if summary is None or report.when != "call":
@@ -322,7 +272,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
-    state = config.stash.get(_STATE, None)
+    state = config.stash.get(STATE, None)
     if state is None or hasattr(config, "workerinput") or config.option.collectonly or state.abandoned:
         return
     finish(session, state, config.stash[_TRACKER])
@@ -339,7 +289,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    state = config.stash.get(_STATE, None)
+    state = config.stash.get(STATE, None)
     if state is None or hasattr(config, "workerinput") or config.option.collectonly or state.abandoned:
         return
     write_incomplete(terminalreporter, state.summary)
@@ -366,7 +316,7 @@ def pytest_html_report_title(report: Any) -> None:
 def pytest_html_results_summary(
     prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
 ) -> None:
-    state = session.config.stash.get(_STATE, None)
+    state = session.config.stash.get(STATE, None)
     if state is None:
         return
     from ..report.page import PYTEST_HTML_ORDER, run_sections

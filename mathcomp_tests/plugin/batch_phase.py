@@ -14,7 +14,7 @@ import pytest
 
 from ..backends.base import BackendError
 from ..backends.batch.outcome import BatchSummary
-from ..run import Run
+from ..run.orchestrator import Run
 from ..types import Condition
 
 BATCHED_TESTS = ("test_framing", "test_generated")

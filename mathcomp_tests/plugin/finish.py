@@ -21,7 +21,7 @@ from ..listing import few
 from ..printable import printable
 from ..records import items as records
 from ..records import results
-from ..run import PARTNERS, REVEAL_AFTER
+from ..run.folders import PARTNERS, REVEAL_AFTER
 from ..settings import Shard
 from ..verdict import completeness
 from ..verdict import narrowing as verdict_narrowing
@@ -48,22 +48,25 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
             written[sub] = len(part.records)
     state.notes += dropped
     state.notes += [f"MathComp: {line}" for line in state.servers_left]
+    from ..run.facts import facts_of
     from ..run.summary import SessionFacts, run_summary
 
+    drawn = bool(state.generated_cases) or run.settings.shard is not None  # test_generated's draw is named
+    whole = facts_of(run, draw=drawn)  # what summary.json and shard.json say of the run, gathered once
     facts = SessionFacts(
         stopped=tracker.stopped(session),
         selected=None if tracker.selected is None else len(tracker.selected),
         reported=len(tracker.reported),
         tests_failed=sorted({item_name(nodeid) for nodeid in tracker.failed}),
         records_dropped=list(dropped),
-        narrowed=narrowing.block(session.config, run, tracker.selected),
+        narrowed=narrowing.block(session.config, run.settings, tracker.selected),
         reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
         batch=run.batch_summary(),
         servers_left=list(state.servers_left),
         merged=None if plan is None else plan.facts(written),
     )
     state.records = merged.records
-    state.summary = run_summary(run, facts, state.cases, state.generated_cases, state.records)
+    state.summary = run_summary(whole, facts, state.cases, state.generated_cases, state.records)
     reasons: list[str] = state.summary["incomplete_reasons"]
     summary_format.write(run.run_dir, state.summary)
     if plan is None:
@@ -101,8 +104,8 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         collected = shard_format.pytest_session(
             config.args, bool(config.option.pyargs), tracker.selected, narrowing.means(config)
         )
-        tests = [f"{test}[{case}]" for test, case in matrix.whole(run)]
-        shard_format.write(run, state.summary, tests, collected)
+        tests = [f"{test}[{case}]" for test, case in matrix.whole(run.settings)]
+        shard_format.write(whole, state.summary, tests, collected)
         state.notes.append(shard_note(run.settings.shard, reasons))
     if plan is None:
         unwritten = write_job_summary(state.summary, session.config.option.htmlpath)
@@ -124,7 +127,7 @@ def write_job_summary(summary: Mapping[str, Any] | None, report: str | Path | No
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path or summary is None:
         return None
-    from ..report import job_summary
+    from ..verdict import job_summary
 
     try:
         job_summary.append(path, summary, report)

@@ -7,7 +7,7 @@ import pytest
 
 from ..data import stratified
 from ..printable import printable
-from ..run import Run
+from ..run.orchestrator import Run
 from . import serving
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ..data.generated_draw import GENERATED_PREFIX
-from ..run import Run
+from ..run.orchestrator import Run
 from ..scoring.metrics import Scores
 from ..scoring.own_paired import Side
 from ..types import NEUTRAL

@@ -3,8 +3,9 @@ pytest_generate_tests asks for, and the whole the selection is measured against 
 
 from __future__ import annotations
 
-from ..run import Run
-from ..settings import conditions
+from dataclasses import replace
+
+from ..settings import Settings, conditions
 from ..types import NEUTRAL, PLAIN, Condition
 from ..verdict.narrowing import GATED
 
@@ -14,9 +15,8 @@ INVARIANCE_TESTS = ("test_cue_invariance", "test_neutral_balance")
 SUITE_TESTS = (*GATED_TESTS, "test_metamorphic", *INVARIANCE_TESTS, "test_reveal_after")
 
 
-def enabled(name: str, run: Run) -> bool:
+def enabled(name: str, s: Settings) -> bool:
     """Whether the options turn test ``name`` on (test_generated is off under --generated=0)."""
-    s = run.settings
     return {
         "test_generated": s.generated > 0,
         "test_metamorphic": s.metamorphic,
@@ -26,13 +26,13 @@ def enabled(name: str, run: Run) -> bool:
     }.get(name, True)
 
 
-def for_test(name: str, run: Run) -> list[Condition]:
+def for_test(name: str, s: Settings) -> list[Condition]:
     """The conditions test ``name`` runs under (empty when the options leave it nothing to run)."""
-    if not enabled(name, run):
+    if not enabled(name, s):
         return []
-    selected = conditions(run.settings)
-    if name == "test_reveal_after":
-        return run.reveal_after_conditions()
+    selected = conditions(s)
+    if name == "test_reveal_after":  # one neutral plain condition per position x identity x format x order
+        return list(dict.fromkeys(replace(c, framing=NEUTRAL, protocol=PLAIN) for c in selected))
     if name == "test_metamorphic":  # pairs with neutral/std: cue or identity only, plain prompts
         return [c for c in selected if (c.framing != NEUTRAL or c.identity != "std") and c.protocol == PLAIN]
     if name in INVARIANCE_TESTS:  # cue cases against neutral; neutral cases for EDR / ND (plain prompts)
@@ -41,6 +41,6 @@ def for_test(name: str, run: Run) -> list[Condition]:
     return selected
 
 
-def whole(run: Run) -> list[tuple[str, str]]:
+def whole(s: Settings) -> list[tuple[str, str]]:
     """(test, condition id) of every item the options select, before pytest narrows it."""
-    return [(name, c.id) for name in SUITE_TESTS for c in for_test(name, run)]
+    return [(name, c.id) for name in SUITE_TESTS for c in for_test(name, s)]

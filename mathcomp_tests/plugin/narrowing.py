@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ..run import Run
+from ..settings import Settings
 from ..verdict import narrowing
 from . import matrix
 from .merged import plan_of
@@ -38,8 +38,8 @@ def means(config: pytest.Config) -> list[str]:
     return found
 
 
-def block(config: pytest.Config, run: Run, selected: Iterable[str] | None) -> dict[str, Any] | None:
+def block(config: pytest.Config, settings: Settings, selected: Iterable[str] | None) -> dict[str, Any] | None:
     """summary.json's ``narrowed`` block for this session (None: not narrowed, or the selection unknown)."""
     if selected is None:
         return None
-    return narrowing.narrowed(matrix.whole(run), selected, means(config))
+    return narrowing.narrowed(matrix.whole(settings), selected, means(config))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from .. import owncheck
-from ..run import Run
+from ..run.orchestrator import Run
 from ..scoring import own_paired
 from ..types import NEUTRAL
 from ..verdict.result import CaseResult

@@ -13,7 +13,7 @@ from ..backends.base import ServerLeftWarning
 from ..backends.secrets import redact
 from ..data.generated_draw import GENERATED_PREFIX
 from ..records import items as records
-from ..run import Run
+from ..run.orchestrator import Run
 from ..settings import conditions
 from ..types import Condition
 from ..verdict.narrowing import GATED, item_key
@@ -98,6 +98,10 @@ class State:
                 self.by_case[case_id] = errored
             else:
                 self.by_generated[GENERATED_PREFIX + case_id] = {**errored, "case": GENERATED_PREFIX + case_id}
+
+
+STATE = pytest.StashKey[State]()
+"""Where the config keeps this process's State."""
 
 
 def split_node_id(nodeid: str) -> tuple[str, str | None]:

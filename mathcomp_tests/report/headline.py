@@ -9,17 +9,16 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from ..scoring.changes import label_of, named, test_name
-from ..scoring.metrics import CASE_METRICS, percent
+from ..scoring.changes import label_of, named
+from ..scoring.metrics import percent
 from ..summary_format import COMPLETE, is_incomplete
 from ..verdict import narrowing
+from ..verdict.breaches import CEILING_NAMES, RISE, kinds
 from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
 from ..verdict.of_run import every_case, failed_cases, invariance_failures, verdict
 from .incomplete import incomplete_html
 
 Case = Mapping[str, Any]
-CEILING_NAMES = {m.name: m for m in CASE_METRICS}
-RISE = " rise"
 
 STYLE = """<style>
 .mathcomp-verdict {border: 2px solid #b00020; border-radius: 4px; padding: 10px 14px; margin: 8px 0 18px;
@@ -55,21 +54,6 @@ def _pct(value: Any) -> str:
 
 def _points(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:+.1f}"
-
-
-def kinds(case: Case) -> tuple[list[str], list[str], list[str]]:
-    """A failing case's breaches split three ways: ceilings (metric names), rises (test names:
-    ``DirErr(less)``, ``soft DirErr(less)``, ``toward-cue rate(less)``), own checks."""
-    ceilings, rises, own = [], [], []
-    for breach in case.get("breaches") or []:
-        text = str(breach)
-        if text in CEILING_NAMES:
-            ceilings.append(text)
-        elif text.endswith(RISE) and test_name(text[: -len(RISE)]):
-            rises.append(text[: -len(RISE)])
-        else:
-            own.append(text)
-    return ceilings, rises, own
 
 
 def rises(summary: Mapping[str, Any]) -> list[Rise]:

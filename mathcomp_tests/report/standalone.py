@@ -1,5 +1,7 @@
-"""Reports built from finished run folders, without a model and without pytest: one run rebuilt, several
-runs side by side, or every run's metrics across time. Each page is one self-contained HTML file."""
+"""Reports built from finished run folders, without a model and without pytest (`mathcomp report`): one run
+rebuilt, or several runs side by side; each page one self-contained HTML file. Also what every page built
+from a run folder shares: its summary.json loaded (``load_summary``), the errors that name a folder that is
+none or is damaged, and the page around a body (``page``)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import run_folder, summary_format
-from . import history as history_view
-from . import history_records, html, pooled, sections
+from . import html, pooled, sections
 from .headline import every_case
 from .page import baseline_answers, run_sections
 
@@ -45,15 +46,6 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
         raise DamagedRunError(f"{path}: no {', '.join(map(repr, missing))}; {expected}")
     if not isinstance(summary["cases"], list):
         raise DamagedRunError(f"{path}: 'cases' is not a list; {expected}")
-    return summary
-
-
-def load_record(run_dir: Path) -> dict[str, Any]:
-    """``load_summary`` of a night's record, every field history reads of the type it reads (history_records):
-    DamagedRunError naming the file and the field otherwise."""
-    summary = load_summary(run_dir)
-    if (bad := history_records.problem(summary_format.path_in(run_dir), summary)) is not None:
-        raise DamagedRunError(bad)
     return summary
 
 
@@ -120,36 +112,3 @@ def _names(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
     return [
         m if models.count(m) == 1 else f"{m} ({s['run_id']})" for m, s in zip(models, summaries, strict=True)
     ]
-
-
-def run_folders(reports_dir: Path) -> list[Path]:
-    """Every finished run under ``reports_dir``, oldest first (run ids start with their time)."""
-    if not reports_dir.is_dir():
-        raise RunFolderError(f"{reports_dir}: no such reports folder")
-    found = [
-        p
-        for p in reports_dir.iterdir()
-        if p.is_dir() and not p.is_symlink() and summary_format.path_in(p).exists()
-    ]
-    return sorted(found, key=lambda p: p.name)
-
-
-def history(
-    reports_dir: Path, group: str | None = None, skip: Warn | None = None
-) -> tuple[str, list[history_view.RunRow]]:
-    """The history page, and a row for every run, oldest first, each in its group (see history.py).
-
-    With ``skip``, a run folder whose summary.json is damaged (or holds a field of the wrong type) is left
-    out, ``skip`` hears why, naming it, and the page counts it (one bad night does not hide the others);
-    without, it raises DamagedRunError."""
-    summaries, skipped = [], []
-    for run_dir in run_folders(reports_dir):
-        try:
-            summaries.append(load_record(run_dir))
-        except DamagedRunError as exc:
-            if skip is None:
-                raise
-            skip(str(exc))
-            skipped.append(str(exc))
-    found = history_view.rows(summaries, group)
-    return page(f"MathComp history: {reports_dir}", history_view.page_body(found, skipped)), found

@@ -11,7 +11,7 @@ from ..scoring.changes import tests
 from ..scoring.intervals import holm
 from ..scoring.paired import ALPHA
 from ..verdict import standing
-from . import Run
+from .facts import RunFacts
 
 
 def holm_failures(cases: Sequence[dict[str, Any]]) -> list[str]:
@@ -32,9 +32,9 @@ def holm_failures(cases: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
-def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def baseline_summary(run: RunFacts, cases: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     s = run.settings
-    comparator = run.comparator
+    comparator = run.baseline
     if comparator is None:
         return None
     compared = [c for c in cases if (c.get("baseline") or {}).get("status") == "compared"]
@@ -45,11 +45,11 @@ def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any
             case["standing"] = standing.NEW
     return {
         "source": str(s.baseline) if s.baseline is not None else None,
-        "model": comparator.name,
+        "model": comparator.model,
         "paired_test": s.paired_test,
         "holm": s.holm,
         "alpha": ALPHA,
-        "level": comparator.alpha,
+        "level": comparator.level,
         "tests": sum(len(tests(c["baseline"])) for c in compared),
         "compared": len(compared),
         "no_baseline": [c["case"] for c in cases if (c.get("baseline") or {}).get("status") == "no baseline"],
@@ -62,7 +62,7 @@ def baseline_summary(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, Any
     }
 
 
-def failures(run: Run, cases: Sequence[dict[str, Any]]) -> dict[str, int] | None:
+def failures(run: RunFacts, cases: Sequence[dict[str, Any]]) -> dict[str, int] | None:
     """summary.json's ``failures``: how many failed cases are new and how many known (the base fails them
     too); None without a baseline. Read after baseline_summary, which marks the rises only Holm finds."""
-    return standing.counts(cases) if run.comparator is not None else None
+    return standing.counts(cases) if run.baseline is not None else None

@@ -1,5 +1,6 @@
 """The folders a run writes in, checked before any case: a run that cannot write its cache, its report or
-its baseline file stops at once, instead of after every case has been asked.
+its baseline file stops at once, instead of after every case has been asked; and the names of the run
+folder's subfolders.
 
 Writing is tried for real (a file made and removed): permission bits do not tell, since root may write
 in a folder whose mode says no, and a read-only file system refuses even root.
@@ -10,9 +11,28 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from ..settings import Settings
+
+REVEAL_AFTER = "reveal-after"
+"""The run folder's subfolder for test_reveal_after's results.jsonl."""
+PARTNERS = "partners"
+"""The run folder's subfolder for the answers of neutral partners asked beyond the selected cases (by a
+project's own check, or the toward-cue test of a run narrowed past its neutral case)."""
+
 
 class FolderError(ValueError):
     """A folder (or a file's folder) the run must write in and cannot; names the option that gave it."""
+
+
+def check(s: Settings) -> None:
+    """Every folder a run of ``s`` will write in takes files (FolderError names the one that does not):
+    the response cache's, the reports folder, and the baseline file's under --update-baseline."""
+    if s.cache_path is not None:
+        writable_folder(s.cache_path.parent, "--cache-dir")
+        not_a_folder(s.cache_path, "--cache-dir", "the response cache file")
+    writable_folder(s.reports_dir, "--reports-dir")
+    if s.update_baseline is not None:
+        writable_file(s.update_baseline, "--update-baseline", "the baseline file")
 
 
 def writable_folder(path: Path, option: str) -> None:

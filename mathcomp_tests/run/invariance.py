@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -12,10 +11,10 @@ from typing import Any
 from ..reading.context import Persons
 from ..scoring import cue_pairs, rationale
 from ..types import NEUTRAL, Condition
-from . import Run
+from .facts import RunFacts, names_key
 
 
-def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bool = False) -> dict[str, Any]:
+def invariance_summary(run: RunFacts, records: Sequence[Mapping[str, Any]], gated: bool = False) -> dict[str, Any]:
     """Every neutral case's EDR / ND and every cue case against its neutral partner, from the records.
 
     ``gated``: the run held these to their ceilings (--invariance). Drift loads the sentence-embedding
@@ -29,19 +28,18 @@ def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bo
         groups[cue_pairs.condition_of(rows[0])] += rows
     if drift:
         _embed_rationales(groups)
-    ceilings_of = functools.cache(lambda framing: run.thresholds.invariance(run.spec, framing)[0])
     neutral, cues, notes = [], [], set()
     for condition, rows in groups.items():
         if condition.framing != NEUTRAL:
             continue
-        ceilings = ceilings_of(NEUTRAL)
+        ceilings = run.invariance_ceilings[NEUTRAL]
         neutral.append(cue_pairs.neutral_summary(cue_pairs.from_records(rows), condition, ceilings))
     for condition, rows in groups.items():
         partner = cue_pairs.neutral_partner(condition)
         if condition.framing == NEUTRAL or partner not in groups:
             continue
         persons = _persons(run, condition) if condition.format in rationale.RATIONALE_FORMATS else {}
-        ceilings = ceilings_of(condition.framing)
+        ceilings = run.invariance_ceilings[condition.framing]
         compared = cue_pairs.compare(
             cue_pairs.from_records(groups[partner], _persons(run, partner) if persons else {}),
             cue_pairs.from_records(rows, persons),
@@ -54,8 +52,10 @@ def invariance_summary(run: Run, records: Sequence[Mapping[str, Any]], gated: bo
     return {"neutral": neutral, "cues": cues, "notes": sorted(notes), "drift_computed": drift, "gated": gated}
 
 
-def _persons(run: Run, condition: Condition) -> dict[str, Persons]:
-    return {p.scenario.id: Persons.named(p.person_a, p.person_b) for p in run.prompts_for(condition)}
+def _persons(run: RunFacts, condition: Condition) -> dict[str, Persons]:
+    """How ``condition``'s prompts name the persons, by scenario (the question's names: every scenario's)."""
+    persons = Persons.named(*run.question_names[names_key(condition)])
+    return dict.fromkeys(run.scenarios, persons)
 
 
 def _embed_rationales(groups: Mapping[Condition, Sequence[Mapping[str, Any]]]) -> None:

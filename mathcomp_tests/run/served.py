@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..backends.base import BackendError
-from ..backends.http.router import plan
+from ..backends.router import plan
 from ..settings import Settings
 
 

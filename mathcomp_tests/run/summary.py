@@ -10,16 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends.batch.outcome import BatchSummary
-from ..backends.identity import model_identity, recorded_identity
-from ..baseline_file.format import sha256_of
+from ..backends.identity import model_identity
 from ..records.items import CACHED_USAGE
 from ..records.results import read_records
 from ..report.protocols import comparison
 from ..summary_format import VERSION, completeness
 from ..verdict import chance, power
 from ..verdict.completeness import incomplete_reasons
-from . import Run
 from .comparison import baseline_summary, failures
+from .facts import RunFacts
 from .invariance import invariance_summary
 from .served import served_model
 
@@ -87,7 +86,7 @@ def stand_in(run_id: str, model: str, reason: str = STAND_IN_REASON) -> dict[str
 
 
 def run_summary(
-    run: Run,
+    run: RunFacts,
     facts: SessionFacts,
     cases: list[dict[str, Any]],
     generated_cases: Sequence[dict[str, Any]] = (),
@@ -95,7 +94,7 @@ def run_summary(
 ) -> dict[str, Any]:
     """``cases`` are test_framing's; ``generated_cases`` test_generated's (ids ``generated:<id>``). The counts
     and totals take both, so that they agree with pytest's. ``records`` is results.jsonl when the caller
-    has read it already."""
+    has read it already. A pure function of its arguments (and results.jsonl when ``records`` is None)."""
     s = run.settings
     merged = facts.merged
     if merged is not None:
@@ -116,26 +115,18 @@ def run_summary(
         "model_identity": identity,
         "revision": next((c["revision"] for c in cases if c["revision"] is not None), None),
         "model_revision": s.backend.model_revision,
-        "chat_template": run.chat_templates(),
-        "prompt_set": run.prompt_set.name,
-        "dataset": {
-            "name": run.dataset.name,
-            "path": str(run.dataset.path),
-            "policy": run.dataset.policy,
-            "excluded": [str(f) for f in run.dataset.excluded],
-            "kept_invalid": [str(f) for f in run.dataset.kept_invalid],
-            "audit_notes": len(run.dataset.notes),
-            "sha256": sha256_of(run.dataset.path),
-        },
+        "chat_template": dict(run.chat_template),
+        "prompt_set": run.prompt_set,
+        "dataset": dict(run.dataset),
         "scenarios": len(run.scenarios),
-        "scenario_ids": [sc.id for sc in run.scenarios],
+        "scenario_ids": list(run.scenarios),
         "baseline": _base_identity(run, baseline_summary(run, every)),
         "failures": failures(run, every),  # after "baseline": Holm's failures are new failures too
         "power": power.summary(every, forced=s.require_power),
         "at_chance": chance.at_chance(every),
         "thresholds": str(s.thresholds),
-        "threshold_sections": [f'model."{n}"' for n in run.thresholds.sections(run.spec)],
-        "ceilings_from": run.thresholds.ceilings_from(run.spec),
+        "threshold_sections": [f'model."{n}"' for n in run.threshold_sections],
+        "ceilings_from": dict(run.ceilings_from),
         "selection": {
             "framings": s.framings,
             "positions": s.positions,
@@ -158,7 +149,7 @@ def run_summary(
         "protocols": protocol_costs(cases),
         "protocol_comparison": comparison(cases) if s.protocols != ("plain",) else None,
         "cases": cases,
-        "generated": run.generated_draw().as_dict() if generated_cases else None,
+        "generated": run.generated.as_dict() if generated_cases and run.generated is not None else None,
         "generated_cases": list(generated_cases),
         "invariance": invariance_summary(run, records, gated=s.invariance),
         "served_model": served_model(s, records),
@@ -185,23 +176,19 @@ def as_asked(case: dict[str, Any], asked: dict[str, dict[str, Any]]) -> dict[str
     return {**case, "sent": theirs["sent"], "judge_sent": theirs["judge_sent"], "usage": new_usage}
 
 
-def _weights(run: Run, cases: Sequence[dict[str, Any]]) -> str | None:
+def _weights(run: RunFacts, cases: Sequence[dict[str, Any]]) -> str | None:
     """The weights digest the backend reported for a case (its revision, unless --model-revision set one)."""
     if run.settings.backend.model_revision is not None:
         return None
     return next((str(c["revision"]) for c in cases if c.get("revision")), None)
 
 
-def _base_identity(run: Run, compared: dict[str, Any] | None) -> dict[str, Any] | None:
+def _base_identity(run: RunFacts, compared: dict[str, Any] | None) -> dict[str, Any] | None:
     """The baseline's summary with its model's identity (``model_identity``, as the run's own), so that
     history finds the base however the baseline file spelled its path."""
-    comparator = run.comparator
-    if compared is None or comparator is None:
+    if compared is None or run.baseline is None:
         return compared
-    spec = comparator.base
-    file = comparator.file
-    identity = None if spec is None else recorded_identity(spec, file.revision if file is not None else None)
-    return {**compared, "model_identity": identity}
+    return {**compared, "model_identity": run.baseline.identity}
 
 
 def protocol_costs(cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import folder_swap, history_page, index_page, nights, packed, plain_files
+from ..record import packed, plain_files
+from . import folder_swap, history_page, index_page, nights
 
 MARKER = ".mathcomp-site"
 """The file every built site holds: OUT holding it is a site this command built, and may be replaced."""

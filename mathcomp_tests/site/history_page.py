@@ -1,4 +1,4 @@
-"""The site's history.html: the history page of the nights read (report/history.py), each run's id and points
+"""The site's history.html: the history page of the nights read (history/page.py), each run's id and points
 linked to its night's report in the site (only a night that keeps one), a link back to the index, and the
 models in its title."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from urllib.parse import quote
 
+from ..history import page as history_view
 from ..listing import few
 from ..records import results
-from ..report import history as history_view
 from ..report.standalone import page
 from .index_page import INDEX, NIGHTS
 from .nights import Night

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from html import escape
 from urllib.parse import quote
 
+from ..record.night import DIFF
 from ..records import results
 from . import model_row
-from .night_record import DIFF
 from .nights import FAILED, INCOMPLETE, KNOWN_ONLY, PASSED, STANDINGS, Night
 
 INDEX = "index.html"

@@ -1,5 +1,5 @@
 """The nights a folder of records holds: each record's summary.json read and checked as history reads it
-(history_records), its verdict line, where it stands (INCOMPLETE, new failures, known failures only,
+(history/fields.py), its verdict line, where it stands (INCOMPLETE, new failures, known failures only,
 passed), when it ran and which of its pages it keeps; one record per run, newest first; the newest night of
 each model.
 
@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import summary_format
+from ..history import groups
+from ..history.fields import load_night
+from ..record.night import PAGES
+from ..record.packed import SUFFIX
+from ..record.plain_files import LINKED
 from ..records import results
-from ..report import history_groups
-from ..report.standalone import DamagedRunError, load_record
+from ..report.standalone import DamagedRunError
 from ..verdict import of_run
 from ..verdict.standing import KNOWN
 from . import night_summary
-from .night_record import PAGES
-from .packed import SUFFIX
-from .plain_files import LINKED
 
 INCOMPLETE = "INCOMPLETE"
 FAILED = "FAILED"
@@ -109,7 +110,7 @@ def read_night(folder: Path, warn: Warn) -> Night:
     (or its summary.json is a link). ``warn`` hears of each page left out for being a link."""
     if (path := summary_format.path_in(folder)).is_symlink():
         raise DamagedRunError(f"{path}: {LINKED}; expected the record's own file")
-    summary = load_record(folder)
+    summary = load_night(folder)
     verdict = of_run.verdict(summary)
     begun = started(summary, folder)
     ran = "" if begun is None else begun.strftime("%Y-%m-%d %H:%M:%S")
@@ -208,10 +209,10 @@ def read(records_dir: Path, skip: Warn) -> tuple[list[Night], list[str]]:
 def by_model(nights: Sequence[Night]) -> list[list[Night]]:
     """Each model's nights (newest first, as ``nights`` are), the models ordered by where their newest
     night stands (INCOMPLETE first, then FAILED, KNOWN_ONLY, PASSED), then by name. A stand-in joins the
-    model of the run its model names (history_groups.joins: ``mathcomp-tiny`` and its resolved
+    model of the run its model names (history/groups.py joins: ``mathcomp-tiny`` and its resolved
     ``hf:fixtures/models/mathcomp-tiny`` are one model), as it does in history."""
     oldest = list(reversed(nights))
-    joined = history_groups.joins([n.summary for n in oldest])
+    joined = groups.joins([n.summary for n in oldest])
     found: dict[str, list[Night]] = {}
     for night, j in reversed(list(zip(oldest, joined, strict=True))):
         found.setdefault(night.model if j is None else oldest[j].model, []).append(night)

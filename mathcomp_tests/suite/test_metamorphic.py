@@ -19,7 +19,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from mathcomp_tests import formats
 from mathcomp_tests.data.generate import scenarios
-from mathcomp_tests.run import Run
+from mathcomp_tests.plugin.fixtures import AskPair
+from mathcomp_tests.settings import Settings
 from mathcomp_tests.types import NEUTRAL, Condition, Scenario
 
 
@@ -31,22 +32,19 @@ def partner(condition: Condition) -> Condition:
     return replace(condition, identity="std", identity_on="b")
 
 
-def test_metamorphic(condition: Condition, mathcomp_run: Run) -> None:
-    run = mathcomp_run
+def test_metamorphic(condition: Condition, mathcomp_settings: Settings, mathcomp_ask_pair: AskPair) -> None:
     base = partner(condition)
-    decoding = run.decoding(condition)
-    database = DirectoryBasedExampleDatabase(str(run.settings.dataset_cache / "hypothesis"))
+    database = DirectoryBasedExampleDatabase(str(mathcomp_settings.dataset_cache / "hypothesis"))
 
     @settings(
-        max_examples=run.settings.generated,
+        max_examples=mathcomp_settings.generated,
         deadline=None,
         database=database,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     @given(scenarios())
     def same_answer(scenario: Scenario) -> None:
-        pair = [run.prompts_for(c, [scenario])[0] for c in (base, condition)]
-        responses = run.backend.complete(pair, decoding)
+        pair, responses = mathcomp_ask_pair((base, condition), scenario)
         read = [formats.read(p, r) for r, p in zip(responses, pair, strict=True)]
         if read[0].label != read[1].label:
             shown = "\n".join(

@@ -13,7 +13,7 @@ _PACKED = re.compile(
 
 
 def unpacked(page: Path) -> bytes:
-    """The bytes the self-unpacking ``page`` writes in place (site/packed.py)."""
+    """The bytes the self-unpacking ``page`` writes in place (record/packed.py)."""
     found = _PACKED.search(page.read_text(encoding="utf-8"))
     assert found is not None, f"{page}: no packed page in it"
     return gzip.decompress(base64.b64decode(found.group(1)))

@@ -4,8 +4,8 @@
 ``BatchProvider``: what a provider module offers); ``PROVIDERS`` below names each provider's module, imported
 when a run uses it (a new provider is its module and one line here). ``openai`` and ``anthropic`` implement
 it, each encoding its requests from the live call's own parameters and reading its replies as the live path
-does (``encoding``); ``pricing`` says what an answer cost; ``records`` keeps every batch created in the cache
-folder so that none is paid twice; ``runner`` creates, waits, collects and resends; ``backend`` is the
+does (``encoding``); ``pricing`` says what an answer cost; ``submissions`` keeps every batch created in the
+cache folder so that none is paid twice; ``runner`` creates, waits, collects and resends; ``backend`` is the
 Backend the response cache wraps, holding the live api backend and the runner; ``outcome`` is what the
 batches did, as summary.json's `batch` section says it. Nothing heavy is imported here.
 """

@@ -20,13 +20,13 @@ from ...settings import BackendOptions, BatchOptions
 from ...types import Decoding, Prompt, Response
 from ..base import BackendError, OnResponse
 from ..cache.store import AnswerStore, Row, cache_keys
-from ..http.api import APIBackend
+from ..chat.api import APIBackend
 from . import PROVIDERS, provider
 from .outcome import BatchSummary
 from .pricing import Pricing
 from .protocol import BatchAPI, BatchRequest
-from .records import BatchRecords
 from .runner import Runner, Say
+from .submissions import Submissions
 
 Asked = Sequence[tuple[Sequence[Prompt], Decoding]]
 """Calls to answer: each a list of prompts under one decoding."""
@@ -67,7 +67,7 @@ class BatchBackend:
         self._loop = asyncio.new_event_loop()
         self.runner = Runner(
             api,
-            BatchRecords(self.batch.cache_path.parent),
+            Submissions(self.batch.cache_path.parent),
             self.model_id,
             self.price,
             self._keep,

@@ -1,7 +1,7 @@
 """A batch request's body and a batch reply's Response, each as litellm makes it for the same live call.
 
 ``body``: the body litellm sends for the live call, built from the live call's own parameters
-(backends/http/api.py ``chat_params``: messages, temperature, max_tokens, seed with drop_params), then
+(backends/chat/api.py ``chat_params``: messages, temperature, max_tokens, seed with drop_params), then
 litellm's own parameter mapping for the provider and model (``get_optional_params``: an o-series model takes
 ``max_completion_tokens`` and, with drop_params, no temperature) and the provider's request transformation
 (Anthropic: the system prompt apart, content blocks). What the provider's own client does to it after that
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...types import Decoding, Prompt, Response
-from ..http.api import as_response, chat_params
+from ..chat.api import as_response, chat_params
 from .pricing import Pricing
 from .protocol import ERROR_CHARS, Unreadable, Unsendable, failed_request, shown
 

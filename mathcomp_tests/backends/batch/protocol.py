@@ -163,8 +163,9 @@ class BatchReadError(BatchError):
     """A finished batch's results could not be read (READ_TRIES in a row)."""
 
 
-class BatchRecordError(BatchError):
-    """A batch record could not be read or written: no batch is sent while one may be forgotten."""
+class SubmissionError(BatchError):
+    """A submission (a batch's saved state, submissions.py) could not be read or written: no batch is sent
+    while one may be forgotten."""
 
 
 class BatchStoreError(BatchError):

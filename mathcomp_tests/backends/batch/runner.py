@@ -2,7 +2,7 @@
 batches as the limits allow, wait for them (bounded), store each answer through the response cache,
 resend what a batch did not answer.
 
-Every batch is recorded (records.py) as soon as the provider created it, so a run killed while it waits, or
+Every batch is recorded (submissions.py) as soon as the provider created it, so a run killed while it waits, or
 the next night's, collects it instead of paying twice. A request a batch answered with an error, and the
 requests an expired, cancelled or failed batch left unanswered, are sent again in a later batch, each at
 most ``1 + rounds`` times in a run (with --batch-fallback=live, none: they are asked live); then they are
@@ -40,7 +40,7 @@ from .protocol import (
     Unsendable,
     shown,
 )
-from .records import BatchRecord, BatchRecords
+from .submissions import Submission, Submissions
 
 Store = Callable[[list[tuple[str, Response]]], None]
 """Takes the answers of one batch (cache key, Response) as they are read: the response cache."""
@@ -51,8 +51,9 @@ READ_TRIES = 3
 """Failed reads in a row of a finished batch's results after which the run stops (the batch stays recorded)."""
 UNREAD_RUNS = 2
 """Runs that could not read a batch's results after which they count as gone: its prompts are sent again."""
-Read = tuple[BatchRecord, BatchState, Results, str, str]
-"""A finished batch read: its record, state, results, why it answered less, and the outcome its record keeps."""
+Read = tuple[Submission, BatchState, Results, str, str]
+"""A finished batch read: its submission, state, results, why it answered less, and the outcome its
+submission keeps."""
 
 
 def split(sizes: Sequence[int], max_requests: int, max_bytes: int) -> list[list[int]]:
@@ -74,7 +75,7 @@ class Runner:
     def __init__(
         self,
         api: BatchAPI,
-        records: BatchRecords,
+        submissions: Submissions,
         owner: str,
         price: Pricing,
         store: Store,
@@ -85,7 +86,7 @@ class Runner:
         resend_failed: bool,
         say: Say,
     ):
-        self.api, self.records, self.owner, self.price, self.store = api, records, owner, price, store
+        self.api, self.submissions, self.owner, self.price, self.store = api, submissions, owner, price, store
         self.wait, self.poll, self.rounds, self.resend_failed, self.say = wait, poll, rounds, resend_failed, say
         self.started = time.monotonic()
         self.retrieve_failures = 0
@@ -102,19 +103,19 @@ class Runner:
         Open batches of earlier runs are collected first (whatever they hold: they are paid for)."""
         self.ran = True
         outcome = Outcome()
-        tracked: dict[str, BatchRecord] = {}
+        tracked: dict[str, Submission] = {}
         try:
-            for record in self.records.open(self.owner):
-                tracked[record.id] = record
-                outcome.resumed.append(record.id)
-                self.say(f"batch {record.id}: resumed ({len(record.keys)} requests, created by an earlier run)")
+            for submission in self.submissions.open(self.owner):
+                tracked[submission.id] = submission
+                outcome.resumed.append(submission.id)
+                self.say(f"batch {submission.id}: resumed ({len(submission.keys)} requests, created by an earlier run)")
             in_flight = {k for r in tracked.values() for k in r.keys}
             sends: dict[str, int] = {}
             await self._create([k for k in requests if k not in in_flight], requests, tracked, sends, outcome)
             said: dict[str, str] = {}
             while tracked:
                 again: list[str] = []
-                for batch_id, record in list(tracked.items()):
+                for batch_id, submission in list(tracked.items()):
                     state = await self._retrieve(batch_id)
                     if state is None:
                         continue
@@ -122,7 +123,7 @@ class Runner:
                         said[batch_id] = state.line()
                         self.say(state.line())
                     if state.done:
-                        read = await self._read(record, state)
+                        read = await self._read(submission, state)
                         if read is None:
                             continue
                         del tracked[batch_id]
@@ -164,7 +165,7 @@ class Runner:
         self,
         keys: list[str],
         requests: dict[str, BatchRequest],
-        tracked: dict[str, BatchRecord],
+        tracked: dict[str, Submission],
         sends: dict[str, int],
         outcome: Outcome,
     ) -> None:
@@ -185,18 +186,18 @@ class Runner:
             outcome.failed.update(refused)
         keys = [k for k in keys if k in sizes]
         if keys:
-            self.records.prepare()  # before anything is paid: a batch that cannot be recorded is not created
+            self.submissions.prepare()  # before anything is paid: a batch that cannot be recorded is not created
         for part in split([sizes[k] for k in keys], self.api.max_requests, self.api.max_bytes):
             chosen = [keys[n] for n in part]
             created = await self.api.create([requests[k] for k in chosen])
-            tracked[created.state.id] = self.records.add(created.state.id, created.extras, self.owner, chosen)
+            tracked[created.state.id] = self.submissions.add(created.state.id, created.extras, self.owner, chosen)
             for key in chosen:
                 sends[key] = sends.get(key, 0) + 1
             outcome.created.append(created.state.id)
             outcome.requests_sent += len(chosen)
             self.say(f"batch {created.state.id}: created with {len(chosen)} requests")
 
-    async def _read(self, record: BatchRecord, state: BatchState) -> Read | None:
+    async def _read(self, submission: Submission, state: BatchState) -> Read | None:
         """A finished batch's results (with the why of a batch that failed as a whole); None after a failed
         read (said; tried again at the next poll); BatchReadError after READ_TRIES in a row, unless this is
         the UNREAD_RUNS-th run that could not read them: then no results, and the batch `unreadable`."""
@@ -212,24 +213,24 @@ class Runner:
                 )
                 return None
             del self.read_failures[state.id]
-            record = replace(record, unread_runs=record.unread_runs + 1)
-            self.records.save(record)
-            if record.unread_runs < UNREAD_RUNS:
+            submission = replace(submission, unread_runs=submission.unread_runs + 1)
+            self.submissions.save(submission)
+            if submission.unread_runs < UNREAD_RUNS:
                 raise BatchReadError(
                     f"batch {state.id}: its results could not be read ({tries} tries, last: {what}); the batch "
                     "stays recorded and the next run tries again"
                 ) from exc
-            why = f"its results could not be read in {record.unread_runs} runs (last: {what})"
-            return record, state, Results(), why, "unreadable"
+            why = f"its results could not be read in {submission.unread_runs} runs (last: {what})"
+            return submission, state, Results(), why, "unreadable"
         self.read_failures.pop(state.id, None)
         why = f"the provider says: {state.errors}" if state.errors else ""
-        return record, state, results, why, state.status.value
+        return submission, state, results, why, state.status.value
 
-    def _usable(self, record: BatchRecord, results: Results) -> dict[str, Response]:
+    def _usable(self, submission: Submission, results: Results) -> dict[str, Response]:
         """The results of the requests the batch held, the first of each; every other line said."""
         for line in results.unreadable:
             self.say(line)
-        held = set(record.keys)
+        held = set(submission.keys)
         first: dict[str, Result] = {}
         for result in results.found:
             if result.key not in held:
@@ -249,7 +250,7 @@ class Runner:
 
     def _collect(
         self,
-        record: BatchRecord,
+        submission: Submission,
         state: BatchState,
         results: Results,
         why: str,
@@ -258,12 +259,12 @@ class Runner:
         sends: dict[str, int],
         outcome: Outcome,
     ) -> list[str]:
-        """Store a finished batch's answers, then close its record; the keys to send again."""
-        got = list(self._usable(record, results).items())
+        """Store a finished batch's answers, then close its submission; the keys to send again."""
+        got = list(self._usable(submission, results).items())
         answers = [(k, r) for k, r in got if r.error is None]
         try:
             self.store(answers)
-        except Exception as exc:  # sqlite's or the file system's: the record stays open for the next run
+        except Exception as exc:  # sqlite's or the file system's: the submission stays open for the next run
             raise BatchStoreError(
                 f"batch {state.id}: its answers could not be stored in the response cache ({type(exc).__name__}: "
                 f"{shown(exc, 300)}); the batch stays recorded and the next run collects it"
@@ -272,12 +273,12 @@ class Runner:
         outcome.paid([r for _, r in answers])
         outcome.answered |= answered
         errors = {k: str(r.error) for k, r in got if r.error is not None and k not in answered}
-        self.records.close(record, word)
-        unanswered = [k for k in record.keys if k not in answered and k not in errors]
+        self.submissions.close(submission, word)
+        unanswered = [k for k in submission.keys if k not in answered and k not in errors]
         if word != BatchStatus.COMPLETED.value:
             where = "sent again" if self.resend_failed else "asked live when their case runs"
             self.say(
-                f"batch {state.id} {word}: {len(unanswered) + len(errors)} of its {len(record.keys)} "
+                f"batch {state.id} {word}: {len(unanswered) + len(errors)} of its {len(submission.keys)} "
                 f"requests unanswered, {where}" + (f"; {why}" if why else "")
             )
         left = f"batch {state.id} {word} before answering it" + (f" ({why})" if why else "")

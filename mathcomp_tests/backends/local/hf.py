@@ -13,9 +13,10 @@ from typing import Any
 from ...formats import FORMATS
 from ...settings import BackendOptions
 from ...types import LABELS, Decoding, Prompt, Response
+from .. import weights
 from ..base import BackendError, OnResponse
 from ..model_files import locate
-from . import tokens, weights
+from . import tokens
 from .tokens import CHAT_TEMPLATES, SCORINGS
 
 START_BATCH = {"cuda": 256, "mps": 64, "cpu": 16}

@@ -3,7 +3,7 @@
 The model is served by vLLM's OpenAI-compatible server: one the run started (the plugin starts it once,
 before any case, and shares it with every xdist worker), one this backend starts itself when it has none
 (a judge or baseline model), or one already running (--api-base). Prompts are rendered here with the
-model's own chat template and sent in batches to /v1/completions (see completions.py).
+model's own chat template and sent in batches to /v1/completions (see backends/completions/backend.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...settings import BackendOptions
-from ..http.completions import CompletionsBackend, split_base
+from ..completions.backend import CompletionsBackend, split_base
 from ..model_files import locate
 from . import server as vllm_server
 

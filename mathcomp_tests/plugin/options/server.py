@@ -1,5 +1,5 @@
 """The options of models behind a server (api, vllm): retries, timeouts, concurrency, how requests are
-batched, and when a server counts as gone or down (backends/http/liveness.py)."""
+batched, and when a server counts as gone or down (backends/liveness.py)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import git
-from .records import Record
+from .nights import Night
 from .remote import Remote
 from .tree import Plan, commit, next_tree
 
@@ -76,7 +76,7 @@ def keep(
     git_dir: Path,
     remote: Remote,
     branch: str,
-    records: Sequence[Record],
+    records: Sequence[Night],
     keep_days: int,
     say: Callable[[str], None],
 ) -> Kept:

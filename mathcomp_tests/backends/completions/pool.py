@@ -20,8 +20,8 @@ from typing import Any
 
 from ...types import Decoding
 from ..base import ServerGoneError, ServerLeftWarning
+from ..liveness import Liveness
 from .batched import BatchedCompletions, Done, Job, Read, Unreached
-from .liveness import Liveness
 
 
 @dataclass

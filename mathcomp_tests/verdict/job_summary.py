@@ -19,10 +19,10 @@ from typing import Any
 from ..backends.secrets import redact
 from ..scoring.changes import named, tests
 from ..scoring.metrics import percent
-from ..verdict import chance, of_run, power
-from ..verdict.checks import NOTHING_READ, NOTHING_SCORED
-from ..verdict.standing import KNOWN, NEW
-from .headline import CEILING_NAMES, kinds
+from . import chance, of_run, power
+from .breaches import CEILING_NAMES, kinds
+from .checks import NOTHING_READ, NOTHING_SCORED
+from .standing import KNOWN, NEW
 
 ENVIRONMENT = "GITHUB_STEP_SUMMARY"
 """The file GitHub Actions shows on the job's page (any CI may set it)."""

@@ -20,9 +20,9 @@ from typing import Any
 
 from ...types import Decoding, Response
 from ..base import ERROR_CHARS
+from ..liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
 from ..secrets import redact
 from . import streamed
-from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
 
 BATCH_SIZE = 256
 """Prompts per request unless --batch-size says otherwise."""

@@ -14,7 +14,7 @@ current repository, whose pushes would go to the checkout rather than to its rem
 the branch's tip (``--depth=1``), not the repository's history.
 
 Modules: ``git`` (one git call: its timeout, no prompt, what it said with every credential taken out),
-``remote`` (what REMOTE names), ``records`` (the night records given and how old a night is), ``tree``
+``remote`` (what REMOTE names), ``nights`` (the nights given and how old a night is), ``tree``
 (the branch's next tree: what is added and what pruned; what on the branch is not a record), ``push``
 (fetch, commit, push; again when another job pushed first), ``export`` (the branch's records written out as
 a folder).

@@ -1,7 +1,7 @@
 """The history page's picture, drawn with matplotlib (Agg, imported only when it is drawn) into PNG bytes:
-DirErr across runs on a time axis (history_time places each run), a line per case, and where each run's
+DirErr across runs on a time axis (time_axis places each run), a line per case, and where each run's
 points lie in the picture (fractions of its width and height) so that the page can link them. A run's own
-report draws its charts as HTML (charts.py).
+report draws its charts as HTML (report/charts.py).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .charts import PANEL_ORDER
-from .history_time import Timeline
+from ..report.charts import PANEL_ORDER
+from .time_axis import Timeline
 
 DPI = 110
 PAD = 0.1

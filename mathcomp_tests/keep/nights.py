@@ -1,4 +1,4 @@
-"""The night records given to `mathcomp keep`: each folder ``<run-id>/`` of NEW_RECORDS whose summary.json
+"""The nights given to `mathcomp keep`: each folder ``<run-id>/`` of NEW_RECORDS whose summary.json
 history can read, its files, and when its night was.
 
 summary.json says no time of its own: a night's time is its run id's, ``<YYYYmmdd-HHMMSS>-<model>-<hex>``
@@ -12,19 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..history.fields import load_night
+from ..record.night import FILES
 from ..records.results import safe_run_id
-from ..report.standalone import RunFolderError, load_record
-from ..site.night_record import FILES
+from ..report.standalone import RunFolderError
 from ..summary_format import path_in
 
 KEPT = FILES
-"""The files of a record that go on the branch (site/night_record.FILES: summary.json and the night's
+"""The files of a night that go on the branch (record/night.py FILES: summary.json and the night's
 pages, packed or plain)."""
 
 
 @dataclass(frozen=True)
-class Record:
-    """A record to keep: its run id (its folder's name on the branch) and its files, by name."""
+class Night:
+    """A night to keep: its run id (its folder's name on the branch) and its files, by name."""
 
     run_id: str
     files: dict[str, bytes]
@@ -40,7 +41,7 @@ def _refusal(folder: Path) -> str | None:
     if (kept := path_in(folder)).is_symlink():
         return f"{kept}: a link; expected the record's own file"
     try:
-        summary = load_record(folder)
+        summary = load_night(folder)
     except RunFolderError as exc:
         return str(exc)
     if summary["run_id"] != folder.name:
@@ -58,7 +59,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return found
 
 
-def read_new(records_dir: Path, say: Callable[[str], None]) -> list[Record]:
+def read_new(records_dir: Path, say: Callable[[str], None]) -> list[Night]:
     """Every record folder of ``records_dir`` that can be kept, by run id; ``say`` hears one line for each
     folder that cannot (it is not pushed; the others still are). A file beside the folders is not a record."""
     kept = []
@@ -73,7 +74,7 @@ def read_new(records_dir: Path, say: Callable[[str], None]) -> list[Record]:
             say(f"not kept: {refused}")
             continue
         try:
-            kept.append(Record(folder.name, _files(folder)))
+            kept.append(Night(folder.name, _files(folder)))
         except OSError as exc:
             say(f"not kept: {folder}: cannot be read ({exc.strerror or exc})")
     return kept

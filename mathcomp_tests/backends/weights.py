@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ...listing import few
-from ..base import BackendError
+from ..listing import few
+from .base import BackendError
 
 SINGLE = ("model.safetensors", "pytorch_model.bin")
 NOT_FINITE = {

@@ -26,8 +26,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ..base import ServerGoneError
-from ..secrets import redact
+from .base import ServerGoneError
+from .secrets import redact
 
 T = TypeVar("T")
 

@@ -1,9 +1,9 @@
-"""One night's record, RECORD_DIR/<run-id>/: what it holds (FILES), its files staged in a hidden folder inside
-RECORD_DIR, then the finished folder renamed into place in one step. An existing record is never replaced:
-settling says whether it holds the same files, byte for byte, or others.
+"""One night as `mathcomp record` writes it, RECORD_DIR/<run-id>/: what it holds (FILES), its files staged
+in a hidden folder inside RECORD_DIR, then the finished folder renamed into place in one step. An existing
+night is never replaced: settling says whether it holds the same files, byte for byte, or others.
 
-A record holds the run's summary.json and its pages gzipped (``summary.json.gz``, ``report.html.gz``,
-``diff.html.gz``: a tenth to a twentieth of the files); a record written before they were kept packed holds
+A night holds the run's summary.json and its pages gzipped (``summary.json.gz``, ``report.html.gz``,
+``diff.html.gz``: a tenth to a twentieth of the files); a night written before they were kept packed holds
 plain files (``summary.json``, ``report.html``), and is read as well."""
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ DIFF = "diff.html"
 """The item diff of the night against its baseline (`mathcomp diff BASELINE RUN_DIR --html`), kept as
 ``diff.html.gz``."""
 PAGES = (REPORT, DIFF)
-"""The pages a record may keep beside its summary.json, in the order the site links them: the run's own
+"""The pages a night may keep beside its summary.json, in the order the site links them: the run's own
 report (pytest-html) and its diff."""
 FILES = (PACKED, *(page + SUFFIX for page in PAGES), SUMMARY, *PAGES)
-"""Every file a record may hold: its summary and pages packed, or (records written before) plain."""
+"""Every file a night may hold: its summary and pages packed, or (nights written before) plain."""
 
 WRITTEN = "written"
 IDENTICAL = "identical"
@@ -37,7 +37,7 @@ DIFFERENT = "different"
 @contextmanager
 def staged(record_dir: Path, run_id: str) -> Iterator[Path]:
     """An empty folder named ``run_id`` to fill, inside a hidden folder of ``record_dir`` (so that no reader
-    of RECORD_DIR takes it for a record); whatever is left of it is removed at the end."""
+    of RECORD_DIR takes it for a night); whatever is left of it is removed at the end."""
     record_dir.mkdir(parents=True, exist_ok=True)
     holder = Path(tempfile.mkdtemp(prefix=f".{run_id}.new-", dir=record_dir))
     try:

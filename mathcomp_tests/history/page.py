@@ -2,9 +2,9 @@
 (by identity, not by the string as written), base and fine-tunes on shared axes (one axis per selection),
 one line per case so that a rise in one case shows even where the means over cases hide it, the worst rise
 named, where each case first failed, partial runs (-k, --limit) and incomplete nights marked. A plot shows
-an axis's latest WINDOW runs by when they ran (history_time; a year of nights would draw a picture no page
+an axis's latest WINDOW runs by when they ran (time_axis; a year of nights would draw a picture no page
 shows readably), its table every run; a number that is none (NaN) is missing; with ``links``, each run's
-id and points link to its night's page (history_links). Plain summary.json dicts in (history_records.py checked
+id and points link to its night's page (links). Plain summary.json dicts in (fields.py checked
 their types); the page and the rows the command prints out."""
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from ..report import sections
 from ..scoring.metrics import percent
 from ..types import LABELS
-from . import figures, history_groups, history_links, history_time, sections
-from .history_groups import SELECTION_KEYS
+from . import figures, groups, time_axis
+from .groups import SELECTION_KEYS
+from .links import STYLE as LINKS_STYLE
+from .links import Links, overlay, run_cell
 
 METRICS = ("DirErr(less)", "DirErr(more)", "DirErr(equal)", "accuracy", "invalid rate", "cases failed")
 WINDOW = 14
@@ -151,9 +154,9 @@ def _cell_worst(
 
 def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> list[RunRow]:
     """One row per run (``summaries`` oldest first), each in its group: ``group`` for all when given, else
-    the identity of the base it was compared with, else its own (see history_groups.place)."""
-    where_all = history_groups.place(summaries, group)
-    placed = list(zip(summaries, where_all, history_groups.axes(summaries, where_all), strict=True))
+    the identity of the base it was compared with, else its own (see groups.place)."""
+    where_all = groups.place(summaries, group)
+    placed = list(zip(summaries, where_all, groups.axes(summaries, where_all), strict=True))
     full_scenarios: dict[tuple[str, str], int] = {}
     for s, where, axis in placed:
         key = (where.group, axis)
@@ -164,7 +167,7 @@ def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> li
         cells = _cells(s)
         selection, expected = _selection(s)
         key = (where.group, axis)
-        complete, reasons = history_groups.status(s)
+        complete, reasons = groups.status(s)
         partial = []
         if expected is not None and s["cases_run"] < expected:
             partial.append(f"{s['cases_run']} of {expected} cases")
@@ -191,7 +194,7 @@ def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> li
                 complete,
                 reasons,
                 frozenset(str(c["case"]) for c in [*s["cases"], *(s.get("generated_cases") or ())]),
-                history_groups.failed_cases(s),
+                groups.failed_cases(s),
             )
         )
     return _base_first(out)
@@ -199,9 +202,9 @@ def rows(summaries: Sequence[Mapping[str, Any]], group: str | None = None) -> li
 
 def _base_first(found: list[RunRow]) -> list[RunRow]:
     """Groups in the order they first appear; in each, the base's runs first, then the rest, oldest first."""
-    groups = list(dict.fromkeys(r.group for r in found))
+    order = list(dict.fromkeys(r.group for r in found))
     axes = list(dict.fromkeys((r.group, r.axis) for r in found))
-    return sorted(found, key=lambda r: (groups.index(r.group), axes.index((r.group, r.axis)), r.role != "base"))
+    return sorted(found, key=lambda r: (order.index(r.group), axes.index((r.group, r.axis)), r.role != "base"))
 
 
 def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
@@ -213,13 +216,13 @@ def _group_worst(group: Sequence[RunRow]) -> tuple[RunRow, Worst] | None:
 
 
 def page_body(
-    all_rows: Sequence[RunRow], skipped: Sequence[str] = (), links: history_links.Links | None = None
+    all_rows: Sequence[RunRow], skipped: Sequence[str] = (), links: Links | None = None
 ) -> str:
     """The records skipped (counted, each with why), then per group: per axis (one selection, data and
     prompt set), the figure, its table and where each case first failed; ``links``: run id -> the relative
     address of its night's page (none: no run is linked)."""
     links = links or {}
-    parts = [STYLE, history_links.STYLE, _skipped(skipped)]
+    parts = [STYLE, LINKS_STYLE, _skipped(skipped)]
     for name in dict.fromkeys(r.group for r in all_rows):
         group = [r for r in all_rows if r.group == name]
         axes = list(dict.fromkeys(r.axis for r in group))
@@ -249,12 +252,12 @@ def _skipped(skipped: Sequence[str]) -> str:
 
 
 def window(group: Sequence[RunRow], size: int = WINDOW) -> list[RunRow]:
-    """The latest ``size`` runs of ``group`` by when they ran (history_time.age), in ``group``'s order."""
-    latest = set(sorted(range(len(group)), key=lambda i: history_time.age(group[i].run_id))[-size:])
+    """The latest ``size`` runs of ``group`` by when they ran (time_axis.age), in ``group``'s order."""
+    latest = set(sorted(range(len(group)), key=lambda i: time_axis.age(group[i].run_id))[-size:])
     return [r for i, r in enumerate(group) if i in latest]
 
 
-def _axis_block(name: str, everything: Sequence[RunRow], links: history_links.Links) -> str:
+def _axis_block(name: str, everything: Sequence[RunRow], links: Links) -> str:
     worst = _group_worst(everything)
     bases = sum(r.role == "base" for r in everything)
     tuned = sum(r.role == "fine-tune" for r in everything)
@@ -263,13 +266,13 @@ def _axis_block(name: str, everything: Sequence[RunRow], links: history_links.Li
     said += f"; {incomplete} incomplete." if incomplete else "."
     if worst is not None:
         said += f" Worst rise: {worst[1].text()} in {worst[0].run_id} ({worst[0].model})."
-    group = sorted(window(everything), key=lambda r: history_time.age(r.run_id))
+    group = sorted(window(everything), key=lambda r: time_axis.age(r.run_id))
     if len(group) < len(everything):
         said += (
             f" The plot shows the latest {len(group)} of {len(everything)} runs ({group[0].run_id} on); "
             "the table under it has every run."
         )
-    timeline = history_time.timeline([r.run_id for r in group])
+    timeline = time_axis.timeline([r.run_id for r in group])
     said += (" " + timeline.note()) if timeline.undated else ""
     lines = {
         str(label): {case: [r.cells.get((case, label)) for r in group] for case in _cases(group)}
@@ -291,7 +294,7 @@ def _axis_block(name: str, everything: Sequence[RunRow], links: history_links.Li
     tips = [(r.run_id, f"{r.run_id} ({r.model}, {r.role}): {r.night}") for r in group]
     image = sections.png_html(drawn.png, f"history of {name}")
     figure = sections.figure_html(
-        history_links.overlay(image, tips, drawn.anchors, links),
+        overlay(image, tips, drawn.anchors, links),
         f"history of {name}",
         "Each run placed by when it ran (the time its run id starts with). One thin line per case; thick, "
         "the mean over the cases every run of the group has (so that runs of other selections compare); "
@@ -302,15 +305,15 @@ def _axis_block(name: str, everything: Sequence[RunRow], links: history_links.Li
     return f"<p>{escape(said)}</p>{figure}{_table(everything, links)}{_first_failures(everything, links)}"
 
 
-def _first_failures(group: Sequence[RunRow], links: history_links.Links) -> str:
-    found = history_groups.first_failures([(r.run_id, r.ran, r.failed) for r in group])
+def _first_failures(group: Sequence[RunRow], links: Links) -> str:
+    found = groups.first_failures([(r.run_id, r.ran, r.failed) for r in group])
     if not found:
         return "<p>No case failed in these runs.</p>"
     models = {r.run_id: r.model for r in group}
     head = "".join(f"<th>{h}</th>" for h in ("case", "first failed in", "failed in", "fails in the latest run"))
     body = "".join(
         f"<tr><td>{escape(f.case)}</td>"
-        f"<td>{history_links.run_cell(f.run_id, links)} ({escape(models[f.run_id])})</td>"
+        f"<td>{run_cell(f.run_id, links)} ({escape(models[f.run_id])})</td>"
         f'<td class="num">{f.failed_in} of {f.runs}</td><td>{"yes" if f.failing_now else "no"}</td></tr>'
         for f in found
     )
@@ -329,13 +332,13 @@ def _cases(group: Sequence[RunRow]) -> list[str]:
     return list(dict.fromkeys(case for r in group for case, _ in r.cells))
 
 
-def _table(group: Sequence[RunRow], links: history_links.Links) -> str:
+def _table(group: Sequence[RunRow], links: Links) -> str:
     head = "".join(
         f"<th>{escape(h)}</th>"
         for h in ("run", "model", "role", "night", "selection", "partial", *METRICS, "worst rise")
     )
     body = "".join(
-        f"<tr><td>{history_links.run_cell(r.run_id, links)}</td>"
+        f"<tr><td>{run_cell(r.run_id, links)}</td>"
         + "".join(f"<td>{escape(v)}</td>" for v in (r.model, r.role, r.night, r.selection, r.partial or "no"))
         + "".join(f'<td class="num">{share(r.metrics[n])}</td>' for n in METRICS)
         + f"<td>{escape(r.worst.text() if r.worst else 'n/a')}</td></tr>"

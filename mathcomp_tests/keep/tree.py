@@ -3,7 +3,7 @@ it is (with other content too: records are never rewritten), and the nights olde
 Built with git's plumbing (hash-object, mktree, commit-tree) in the temporary repository: no work tree.
 
 A night record on the branch is what this command writes, and nothing else: a folder named as a run id
-holding summary.json and, when the night had them, its report and diff (site/night_record.FILES: gzipped,
+holding summary.json and, when the night had them, its report and diff (record/night.py FILES: gzipped,
 or plain in records written before), as plain files. Anything else
 on the branch (a file, another folder, another file in a record) is a stray: a branch that holds one is not
 a branch of records (a code branch, named by mistake), and only a record is ever pruned."""
@@ -20,7 +20,7 @@ from ..records.results import run_started, safe_run_id
 from ..summary_format import NAME as SUMMARY
 from ..summary_format import PACKED
 from . import git
-from .records import KEPT, Record
+from .nights import KEPT, Night
 
 AUTHOR = ("mathcomp-tests", "mathcomp-tests@users.noreply.github.com")
 """Who commits, unless GIT_AUTHOR_NAME, GIT_COMMITTER_NAME and the rest say otherwise (they win over -c)."""
@@ -130,7 +130,7 @@ def _mktree(git_dir: Path, items: Sequence[Entry]) -> str:
     return git.text(["mktree", "-z"], git_dir=git_dir, stdin=listing)
 
 
-def record_tree(git_dir: Path, record: Record) -> str:
+def record_tree(git_dir: Path, record: Night) -> str:
     """The object id of the tree of ``record``'s folder (its files written into the repository)."""
     blobs = []
     for name, content in sorted(record.files.items()):
@@ -145,7 +145,7 @@ def _old(name: str, cutoff: dt.datetime | None) -> bool:
 
 
 def next_tree(
-    git_dir: Path, tip: str | None, records: Sequence[Record], cutoff: dt.datetime | None
+    git_dir: Path, tip: str | None, records: Sequence[Night], cutoff: dt.datetime | None
 ) -> tuple[str, Plan]:
     """The tree the branch's next commit holds on top of ``tip`` (None: a branch not there yet), and the
     plan that leads to it. ``cutoff``: the records of nights before it are pruned (None: every night is

@@ -1,7 +1,10 @@
-"""Whether a night's record (a summary.json read as JSON) has the shape history reads: valid JSON of the wrong
+"""Whether a night's summary.json (read as JSON) has the shape history reads: valid JSON of the wrong
 types (a case that is a number, ``"dir_err": null``, ``"cases_run": "28"``) is one line naming the file,
-the field and what was expected, so that the record is skipped and the other nights drawn. A number that is
-no number (NaN, Infinity: Python's JSON writes them) is not a wrong type: history shows it as missing."""
+the field and what was expected, so that the night is skipped and the others drawn. A number that is
+no number (NaN, Infinity: Python's JSON writes them) is not a wrong type: history shows it as missing.
+
+``load_night`` reads a run folder's summary.json so checked: what `mathcomp history`, `mathcomp site`,
+`mathcomp keep` and `mathcomp record` read of a night."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import summary_format
+from ..report.standalone import DamagedRunError, load_summary
 from ..types import LABELS
 
 Check = Callable[[Any], bool]
@@ -70,7 +75,7 @@ CASE_BASELINE = {"status": TEXT_OR_NULL, "changes": OBJECT_OR_NULL}
 CHANGE = {"difference": NUMBER_OR_NULL, "p_value": NUMBER_OR_NULL}
 
 
-class BadRecord(ValueError):
+class BadField(ValueError):
     """A field of the wrong type: the message names the field, what was expected and what it held."""
 
 
@@ -79,20 +84,20 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _wrong(where: str, expected: str, value: Any) -> BadRecord:
-    return BadRecord(f"{where}: expected {expected}, got {_shown(value)}")
+def _wrong(where: str, expected: str, value: Any) -> BadField:
+    return BadField(f"{where}: expected {expected}, got {_shown(value)}")
 
 
 def _fields(
-    record: Mapping[str, Any], rules: Mapping[str, tuple[Check, str]], prefix: str = "", required: bool = False
+    found: Mapping[str, Any], rules: Mapping[str, tuple[Check, str]], prefix: str = "", required: bool = False
 ) -> None:
-    """Each of ``rules``' keys that ``record`` has holds what its rule expects; with ``required``, it has each."""
+    """Each of ``rules``' keys that ``found`` has holds what its rule expects; with ``required``, it has each."""
     for key, (check, expected) in rules.items():
-        if key not in record:
+        if key not in found:
             if required:
-                raise BadRecord(f"{prefix}{key}: expected {expected}, got nothing (no such key)")
-        elif not check(record[key]):
-            raise _wrong(prefix + key, expected, record[key])
+                raise BadField(f"{prefix}{key}: expected {expected}, got nothing (no such key)")
+        elif not check(found[key]):
+            raise _wrong(prefix + key, expected, found[key])
 
 
 def _case(case: Any, where: str) -> None:
@@ -121,31 +126,40 @@ def _case(case: Any, where: str) -> None:
                 _fields(change, {"p_value": NUMBER}, f"{where}.baseline.changes.{label}.", required=True)
 
 
-def check(record: Mapping[str, Any]) -> None:
-    """Raise BadRecord, naming the first field history cannot read (``cases[3].scores.dir_err``), if any."""
-    _fields(record, TOP)
-    if not isinstance(record.get("cases"), list):
-        raise _wrong("cases", "a list of cases", record.get("cases"))
-    for i, case in enumerate(record["cases"]):
+def check(summary: Mapping[str, Any]) -> None:
+    """Raise BadField, naming the first field history cannot read (``cases[3].scores.dir_err``), if any."""
+    _fields(summary, TOP)
+    if not isinstance(summary.get("cases"), list):
+        raise _wrong("cases", "a list of cases", summary.get("cases"))
+    for i, case in enumerate(summary["cases"]):
         _case(case, f"cases[{i}]")
-    for i, case in enumerate(record.get("generated_cases") or []):
+    for i, case in enumerate(summary.get("generated_cases") or []):
         if not isinstance(case, dict) or not _text(case.get("case")) or not BOOLEAN[0](case.get("passed", True)):
             raise _wrong(f"generated_cases[{i}]", "a case (a JSON object with its id as 'case')", case)
     for key, rules in (("baseline", BASELINE), ("dataset", DATASET)):
-        _fields(record.get(key) or {}, rules, f"{key}.")
-    selection = record.get("selection") or {}
+        _fields(summary.get(key) or {}, rules, f"{key}.")
+    selection = summary.get("selection") or {}
     for key, value in selection.items():
         if value is not None and not isinstance(value, list):
             raise _wrong(f"selection.{key}", "a list or null", value)
-    for i, reason in enumerate(record.get("incomplete_reasons") or []):
+    for i, reason in enumerate(summary.get("incomplete_reasons") or []):
         if not _text(reason):
             raise _wrong(f"incomplete_reasons[{i}]", "text", reason)
 
 
-def problem(path: Path, record: Mapping[str, Any]) -> str | None:
-    """One line naming ``path``, the field and what was expected; None when history can read the record."""
+def problem(path: Path, summary: Mapping[str, Any]) -> str | None:
+    """One line naming ``path``, the field and what was expected; None when history can read the summary."""
     try:
-        check(record)
-    except BadRecord as exc:
+        check(summary)
+    except BadField as exc:
         return f"{path}: {exc}"
     return None
+
+
+def load_night(run_dir: Path) -> dict[str, Any]:
+    """``load_summary`` of a night's run folder, every field history reads of the type it reads (``problem``):
+    DamagedRunError naming the file and the field otherwise."""
+    summary = load_summary(run_dir)
+    if (bad := problem(summary_format.path_in(run_dir), summary)) is not None:
+        raise DamagedRunError(bad)
+    return summary

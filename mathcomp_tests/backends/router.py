@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...finite import problem
-from ...settings import BackendOptions
-from .. import secrets
-from ..base import BackendError
-from ..secrets import redact
+from ..finite import problem
+from ..settings import BackendOptions
+from . import secrets
+from .base import BackendError
+from .secrets import redact
 
 OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/")
 """Providers whose local servers usually take any key: one is made up when none is set."""

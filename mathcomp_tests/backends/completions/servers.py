@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...settings import BackendOptions
+from .. import health, router
 from ..base import BackendError
-from . import health, router
-from .liveness import Ping
+from ..liveness import Ping
 
 HEALTH_TIMEOUT = 5.0
 IDENTITY_FIELDS = ("id", "root", "max_model_len", "owned_by")

@@ -1,15 +1,16 @@
-"""The batches a run created, kept in the cache folder so that no batch is paid for twice.
+"""The batches a run submitted, kept in the cache folder so that no batch is paid for twice: a submission is
+the saved state of one batch the provider accepted.
 
 One JSON file per batch under ``<cache folder>/batches/``, written (atomically) the moment the provider
 created the batch, before anything waits on it: the batch id, which cache keys (custom ids) it holds, for
 which model and server, and the provider's own details of it (``extras``: OpenAI's input file). A run killed
-while waiting, or the next night, reads the open records and collects those batches instead of sending their
-prompts again; a record is marked done once the batch's answers are in the response cache, or once its
-results could not be read in ``UNREAD_RUNS`` runs (outcome `unreadable`: its prompts are sent again). A
-record an earlier version wrote (``input_file_id`` where ``extras`` now is) reads as before, its input file
-among the extras, and is written in today's form when it is next saved.
+while waiting, or the next night, reads the open submissions and collects those batches instead of sending
+their prompts again; a submission is marked done once the batch's answers are in the response cache, or once
+its results could not be read in ``UNREAD_RUNS`` runs (outcome `unreadable`: its prompts are sent again). A
+submission an earlier version wrote (``input_file_id`` where ``extras`` now is) reads as before, its input
+file among the extras, and is written in today's form when it is next saved.
 
-A record that cannot be read is said in one line (file, line, what was expected) and stops the run before
+A submission that cannot be read is said in one line (file, line, what was expected) and stops the run before
 it sends anything: its batch may hold answers the run would otherwise pay for again. A folder that takes no
 file stops it the same way, before the first batch is created.
 """
@@ -23,7 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .protocol import BatchRecordError
+from .protocol import SubmissionError
 
 FOLDER = "batches"
 EXPECTED = (
@@ -31,7 +32,7 @@ EXPECTED = (
     "time) and extras (an object of texts)"
 )
 OLD_KEY = "input_file_id"
-"""The key of the input file in a record an earlier version wrote, read into ``extras`` under the same name."""
+"""The key of the input file in a submission an earlier version wrote, read into ``extras`` under the same name."""
 KEEP = (
     "its batch may hold answers this run would pay for again: mend the file, or move it away to send its "
     "prompts again"
@@ -39,11 +40,11 @@ KEEP = (
 
 
 @dataclass(frozen=True)
-class BatchRecord:
+class Submission:
     id: str
     """The provider's batch id."""
     owner: str
-    """The model and server the batch was sent to (a record is resumed only by a run of the same)."""
+    """The model and server the batch was sent to (a submission is resumed only by a run of the same)."""
     keys: tuple[str, ...]
     """The cache keys of its requests (each request's custom id)."""
     created: float
@@ -56,8 +57,8 @@ class BatchRecord:
     """The provider's own details of the batch (``Created.extras``), kept for whoever looks at it by hand."""
 
 
-class BatchRecords:
-    """The records of one cache folder (the folder of the response cache file)."""
+class Submissions:
+    """The submissions of one cache folder (the folder of the response cache file)."""
 
     def __init__(self, cache_folder: Path):
         self.folder = cache_folder / FOLDER
@@ -67,7 +68,7 @@ class BatchRecords:
         return self.folder / f"{safe}.json"
 
     def prepare(self) -> None:
-        """The folder exists and takes a file; BatchRecordError before any batch is created otherwise (a
+        """The folder exists and takes a file; SubmissionError before any batch is created otherwise (a
         batch created but not recorded would be forgotten, and paid for again)."""
         probe = self.folder / f".probe.{os.getpid()}"
         try:
@@ -75,68 +76,68 @@ class BatchRecords:
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as exc:
-            raise BatchRecordError(
+            raise SubmissionError(
                 f"--batch: the batch records cannot be written in {self.folder} ({type(exc).__name__}: "
                 f"{exc.strerror or exc}); nothing was sent: make it a folder this run can write in"
             ) from exc
 
-    def save(self, record: BatchRecord) -> None:
-        """Write the record whole or not at all (a kill mid-write leaves the previous version)."""
-        path = self._path(record.id)
+    def save(self, submission: Submission) -> None:
+        """Write the submission whole or not at all (a kill mid-write leaves the previous version)."""
+        path = self._path(submission.id)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({**asdict(record), "keys": list(record.keys)}), encoding="utf-8")
+            tmp.write_text(json.dumps({**asdict(submission), "keys": list(submission.keys)}), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
-            raise BatchRecordError(
-                f"--batch: batch {record.id} could not be recorded in {path} ({type(exc).__name__}: "
+            raise SubmissionError(
+                f"--batch: batch {submission.id} could not be recorded in {path} ({type(exc).__name__}: "
                 f"{exc.strerror or exc}); cancel it at the provider or collect it by hand, or its prompts are "
                 "sent and paid again"
             ) from exc
 
-    def add(self, batch_id: str, extras: dict[str, str], owner: str, keys: list[str]) -> BatchRecord:
-        record = BatchRecord(batch_id, owner, tuple(keys), time.time(), extras=dict(extras))
-        self.save(record)
-        return record
+    def add(self, batch_id: str, extras: dict[str, str], owner: str, keys: list[str]) -> Submission:
+        submission = Submission(batch_id, owner, tuple(keys), time.time(), extras=dict(extras))
+        self.save(submission)
+        return submission
 
-    def close(self, record: BatchRecord, outcome: str) -> None:
-        self.save(replace(record, done=True, outcome=outcome))
+    def close(self, submission: Submission, outcome: str) -> None:
+        self.save(replace(submission, done=True, outcome=outcome))
 
-    def open(self, owner: str) -> list[BatchRecord]:
+    def open(self, owner: str) -> list[Submission]:
         """The batches of ``owner`` not yet collected, oldest first (another model's are left alone);
-        BatchRecordError naming the first record that cannot be read."""
+        SubmissionError naming the first submission that cannot be read."""
         found = []
         for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
-            record = read(path)
-            if record.owner == owner and not record.done:
-                found.append(record)
+            submission = read(path)
+            if submission.owner == owner and not submission.done:
+                found.append(submission)
         return sorted(found, key=lambda r: r.created)
 
 
-def read(path: Path) -> BatchRecord:
-    """The record in ``path``; BatchRecordError in one line (file, line, what was expected) otherwise."""
+def read(path: Path) -> Submission:
+    """The submission in ``path``; SubmissionError in one line (file, line, what was expected) otherwise."""
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise BatchRecordError(f"{path}: cannot be read ({exc.strerror or exc}); {KEEP}") from exc
+        raise SubmissionError(f"{path}: cannot be read ({exc.strerror or exc}); {KEEP}") from exc
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise BatchRecordError(f"{path}: line {line}: not UTF-8 text; {EXPECTED}; {KEEP}") from exc
+        raise SubmissionError(f"{path}: line {line}: not UTF-8 text; {EXPECTED}; {KEEP}") from exc
     try:
         value = json.loads(text)
     except ValueError as exc:
         line, why = getattr(exc, "lineno", 1), getattr(exc, "msg", exc)
-        raise BatchRecordError(f"{path}: line {line}: not JSON ({why}); {EXPECTED}; {KEEP}") from exc
+        raise SubmissionError(f"{path}: line {line}: not JSON ({why}); {EXPECTED}; {KEEP}") from exc
     try:
-        return _record(value)
+        return _submission(value)
     except (KeyError, TypeError, ValueError) as exc:
-        raise BatchRecordError(f"{path}: line 1: {exc.args[0] if exc.args else exc}; {EXPECTED}; {KEEP}") from exc
+        raise SubmissionError(f"{path}: line 1: {exc.args[0] if exc.args else exc}; {EXPECTED}; {KEEP}") from exc
 
 
-def _record(value: Any) -> BatchRecord:
+def _submission(value: Any) -> Submission:
     if not isinstance(value, dict):
         raise TypeError(f"a JSON {type(value).__name__}, not an object")
     missing = [k for k in ("id", "owner", "keys", "created") if k not in value]
@@ -153,14 +154,14 @@ def _record(value: Any) -> BatchRecord:
         raise TypeError("created is not a time")
     if isinstance(runs, bool) or not isinstance(runs, int) or not isinstance(value.get("done", False), bool):
         raise TypeError("done is not true or false, or unread_runs not a count")
-    return BatchRecord(
+    return Submission(
         value["id"], value["owner"], tuple(keys), float(created),
         value.get("done", False), value.get("outcome", ""), runs, _extras(value),
     )
 
 
 def _extras(value: dict[str, Any]) -> dict[str, str]:
-    """The record's extras; a record an earlier version wrote has its input file (``OLD_KEY``) instead."""
+    """The submission's extras; a submission an earlier version wrote has its input file (``OLD_KEY``) instead."""
     if "extras" not in value:
         old = value.get(OLD_KEY, "")
         if not isinstance(old, str):

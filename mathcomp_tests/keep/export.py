@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..records.results import safe_run_id
 from . import git
-from .records import KEPT
+from .nights import KEPT
 
 PAGE = "history.html"
 """What `mathcomp history ALL_RECORDS` writes beside the records: an ALL_RECORDS holding it is still ours."""

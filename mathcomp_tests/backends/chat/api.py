@@ -2,7 +2,7 @@
 
 Each response is handed to ``on_response`` the moment it arrives (the cache stores it then), so a run
 killed half way keeps everything answered so far. A request that fails after its retries becomes an
-item error; it never stops the other requests, unless the server is gone (liveness.py): then the
+item error; it never stops the other requests, unless the server is gone (backends/liveness.py): then the
 run stops with one error.
 """
 
@@ -16,10 +16,11 @@ from typing import Any
 
 from ...settings import BackendOptions
 from ...types import Decoding, Prompt, Response
+from .. import health, router
 from ..base import ERROR_CHARS, BackendError, OnResponse
+from ..liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
 from ..secrets import redact
-from . import health, probe, router
-from .liveness import NOT_JSON, NOT_OPENAI, Liveness, bad_body, counts_as_error
+from . import probe
 
 CONCURRENCY = 16
 """Chat requests in flight per process unless --max-concurrency says otherwise."""

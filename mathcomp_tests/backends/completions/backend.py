@@ -18,14 +18,14 @@ from ...formats import FORMATS
 from ...settings import BackendOptions
 from ...types import LABELS, Decoding, Prompt, Response
 from ..base import BackendError, OnResponse
+from ..liveness import Liveness
 from ..local import tokens
+from ..router import OPENAI_COMPATIBLE
 from ..secrets import redact
 from . import servers
 from .batched import BatchedCompletions, Job, first_logprobs
-from .liveness import Liveness
 from .loop_thread import LoopThread
 from .pool import Member, ServerPool
-from .router import OPENAI_COMPATIBLE
 from .servers import Target
 
 PIPELINE_ABOVE = 512
