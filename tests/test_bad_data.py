@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import run_suite
+from helpers.usage import refused
 
 from mathcomp_tests.cli import main
 from mathcomp_tests.data import audit, datasets
@@ -206,10 +206,14 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize("name", list(BAD_FILES))
-def test_the_suite_stops_on_a_bad_dataset_with_one_usage_error(tmp_path: Path, name: str) -> None:
+def test_the_suite_stops_on_a_bad_dataset_with_one_usage_error(
+    pytester: pytest.Pytester, tmp_path: Path, name: str
+) -> None:
     make, expected = BAD_FILES[name]
     path = make(tmp_path / "bad.csv")
-    run = run_suite(tmp_path, "--model=symbolic", f"--dataset={path}", "--limit=2", "--framings=neutral")
+    run = refused(
+        pytester, tmp_path, "--model=symbolic", f"--dataset={path}", "--limit=2", "--framings=neutral"
+    )
     assert run.returncode == 4, run.output[-2000:]
     assert expected in run.output, run.output[-2000:]
     assert run.output.count("ERROR:") == 1 and "Traceback" not in run.output

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers.suite_runner import REPO, run_suite
+from helpers.usage import refused
 
 from mathcomp_tests.baseline_file import reader
 
@@ -47,24 +49,26 @@ def test_update_baseline_then_compare_passes_and_a_case_it_lacks_says_no_baselin
     assert third.summary["baseline"]["compared"] == 4
 
 
-def test_a_baseline_that_does_not_fit_stops_the_run_before_any_case(tmp_path: Path) -> None:
+def test_a_baseline_that_does_not_fit_stops_the_run_before_any_case(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
     path = tmp_path / "baseline.txt"
     assert run_suite(tmp_path, *ARGS, f"--update-baseline={path}").returncode == 0
     reports = tmp_path / "reports"
     before = set(reports.iterdir())
-    other = run_suite(tmp_path, "--model=symbolic", "--limit=10", f"--baseline={path}")
+    other = refused(pytester, tmp_path, "--model=symbolic", "--limit=10", f"--baseline={path}")
     assert other.returncode == 4, other.output
     assert (
         f"baseline {path} does not fit this run: other scenarios (20 in the baseline, 10 in the run"
         in other.output
     )
     assert set(reports.iterdir()) == before  # no run folder: nothing ran
-    missing = run_suite(tmp_path, *ARGS, f"--baseline={tmp_path / 'gone.txt'}")
+    missing = refused(pytester, tmp_path, *ARGS, f"--baseline={tmp_path / 'gone.txt'}")
     assert missing.returncode == 4 and "gone.txt: no such file or run folder" in missing.output
     text = path.read_text()
     sha = next(line for line in text.splitlines() if line.startswith("dataset-sha256:"))
     path.write_text(text.replace(sha, "dataset-sha256: " + "0" * 64))
-    changed = run_suite(tmp_path, *ARGS, f"--baseline={path}")
+    changed = refused(pytester, tmp_path, *ARGS, f"--baseline={path}")
     assert changed.returncode == 4 and "another dataset" in changed.output
 
 
@@ -99,14 +103,16 @@ def test_a_model_worse_than_its_baseline_fails_with_the_paired_message(tmp_path:
     assert json.loads(json.dumps(run.summary["baseline"]))["rises"]
 
 
-def test_baseline_model_runs_the_base_model_on_the_same_prompts_in_the_same_run(tmp_path: Path) -> None:
+def test_baseline_model_runs_the_base_model_on_the_same_prompts_in_the_same_run(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
     run = run_suite(
         tmp_path, "--limit=20", "--framings=direct-more", "--positions=begin", "--baseline-model=symbolic"
     )
     assert run.returncode == 1, run.output
     assert "against the baseline symbolic (exact McNemar, one-sided, level 0.05)" in run.output
     assert run.summary["baseline"]["model"] == "symbolic" and run.summary["baseline"]["source"] is None
-    both = run_suite(tmp_path, *ARGS, "--baseline-model=symbolic", f"--baseline={tmp_path}")
+    both = refused(pytester, tmp_path, *ARGS, "--baseline-model=symbolic", f"--baseline={tmp_path}")
     assert both.returncode == 4 and "give --baseline or --baseline-model, not both" in both.output
 
 
@@ -141,7 +147,9 @@ def test_holm_uses_alpha_over_m_per_case_and_the_full_step_down_at_the_end(tmp_p
 GENERATED_ARGS = (*ARGS, "--positions=begin", "--limit=5", "--generated=6", "--hypothesis-seed=3")
 
 
-def test_generated_cases_are_written_compared_and_must_be_drawn_alike(tmp_path: Path) -> None:
+def test_generated_cases_are_written_compared_and_must_be_drawn_alike(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
     path = tmp_path / "baseline.txt"
     first = run_suite(tmp_path, *GENERATED_ARGS, f"--update-baseline={path}", generated=True)
     assert first.returncode == 0, first.output
@@ -173,14 +181,18 @@ def test_generated_cases_are_written_compared_and_must_be_drawn_alike(tmp_path: 
     folder = run_suite(tmp_path, *GENERATED_ARGS, f"--baseline={again.run_dir}", generated=True)
     assert folder.returncode == 0 and folder.summary["baseline"]["compared"] == 4, folder.output
     reports = set((tmp_path / "reports").iterdir())
-    other = run_suite(tmp_path, *GENERATED_ARGS, "--hypothesis-seed=4", f"--baseline={path}", generated=True)
+    other = refused(
+        pytester, tmp_path, *GENERATED_ARGS, "--hypothesis-seed=4", f"--baseline={path}", generated=True
+    )
     assert other.returncode == 4, other.output
     assert (
         f"baseline {path} does not fit this run's generated cases (test_generated): drawn with --generated=6 "
         "--hypothesis-seed=3 there, --generated=6 --hypothesis-seed=4 here" in other.output
     )
     assert set((tmp_path / "reports").iterdir()) == reports  # no run folder left behind
-    fewer = run_suite(tmp_path, *GENERATED_ARGS, "--generated=5", f"--baseline={path}", generated=True)
+    fewer = refused(
+        pytester, tmp_path, *GENERATED_ARGS, "--generated=5", f"--baseline={path}", generated=True
+    )
     assert fewer.returncode == 4 and "--generated=5 --hypothesis-seed=3 here" in fewer.output
     # Without test_generated, its draw does not matter.
     fixed = run_suite(tmp_path, *GENERATED_ARGS, "--generated=5", f"--baseline={path}")

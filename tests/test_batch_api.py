@@ -14,7 +14,7 @@ from helpers.batch_waits import all_answered, cancel_mid_wait, kill_while_waitin
 from helpers.fake_batch_server import BatchServer
 from helpers.fault_server import OK, Fault
 from helpers.suite_runner import run_suite
-from helpers.usage import assert_usage_error
+from helpers.usage import assert_usage_error, refused
 
 from mathcomp_tests.backends.batch.runner import split
 
@@ -215,13 +215,16 @@ def test_batch_answers_cost_the_batch_price(tmp_path: Path) -> None:
         (("--model=openai/x", "--batch", "--batch-wait=0"), "--batch-wait=0.0"),
     ],
 )
-def test_bad_batch_options_are_usage_errors(tmp_path: Path, extra: tuple[str, ...], expected: str) -> None:
-    assert_usage_error(run_suite(tmp_path, "--limit=2", *extra), expected)
+def test_bad_batch_options_are_usage_errors(
+    pytester: pytest.Pytester, tmp_path: Path, extra: tuple[str, ...], expected: str
+) -> None:
+    assert_usage_error(refused(pytester, tmp_path, "--limit=2", *extra), expected)
 
 
-def test_batch_needs_the_cache(tmp_path: Path) -> None:
+def test_batch_needs_the_cache(pytester: pytest.Pytester, tmp_path: Path) -> None:
     assert_usage_error(
-        run_suite(tmp_path, "--limit=2", "--model=openai/x", "--batch", cache=False), "--batch needs the response cache"
+        refused(pytester, tmp_path, "--limit=2", "--model=openai/x", "--batch", cache=False),
+        "--batch needs the response cache",
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers.suite_runner import SuiteRun, run_suite
+from helpers.usage import refused
 
 from mathcomp_tests.baseline_file import reader, writer
 from mathcomp_tests.baseline_file.fit import Baseline
@@ -164,8 +165,10 @@ def test_a_ceiling_the_base_stays_under_makes_a_new_failure_without_a_rise(gate:
     assert run.summary["failures"] == {"new": 1, "known": 3}
 
 
-def test_without_a_baseline_there_is_no_standing_and_fail_on_new_is_a_usage_error(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--model=symbolic", "--limit=5", "--framings=neutral", "--fail-on=new")
+def test_without_a_baseline_there_is_no_standing_and_fail_on_new_is_a_usage_error(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    run = refused(pytester, tmp_path, "--model=symbolic", "--limit=5", "--framings=neutral", "--fail-on=new")
     assert run.returncode == 4, run.output
     assert "--fail-on=new needs a baseline (--baseline or --baseline-model, not --update-baseline)" in run.output
     assert "Traceback" not in run.output and not (tmp_path / "reports").exists()

@@ -11,7 +11,8 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import IN_PROCESS, run_suite
+from helpers.suite_runner import IN_PROCESS
+from helpers.usage import refused
 
 from mathcomp_tests.summary_format import write as write_summary
 
@@ -48,20 +49,22 @@ def test_a_number_that_is_not_finite_is_one_usage_error(pytester: pytest.Pyteste
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "soon"])
 def test_a_numeric_environment_variable_is_checked_like_an_option(
-    tmp_path: Path, value: str, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, tmp_path: Path, value: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MATHCOMP_PROGRESS_DELAY", value)
-    run = run_suite(tmp_path, "--model=symbolic", *ONE_CASE)
+    run = refused(pytester, tmp_path, "--model=symbolic", *ONE_CASE)
     assert run.returncode == 4, run.output
     _one_usage_error(run.output, f"$MATHCOMP_PROGRESS_DELAY={value}: ")
     assert "expected a number at least 0" in run.output
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-def test_a_ceiling_that_is_not_finite_names_the_file_and_key(tmp_path: Path, value: str) -> None:
+def test_a_ceiling_that_is_not_finite_names_the_file_and_key(
+    pytester: pytest.Pytester, tmp_path: Path, value: str
+) -> None:
     thresholds = tmp_path / "thresholds.toml"
     thresholds.write_text(f"[default]\ndir_err = 0.2\ninvalid_rate = 0.5\nerror_rate = {value}\n")
-    run = run_suite(tmp_path, "--model=symbolic", f"--thresholds={thresholds}", *ONE_CASE)
+    run = refused(pytester, tmp_path, "--model=symbolic", f"--thresholds={thresholds}", *ONE_CASE)
     assert run.returncode == 4, run.output
     _one_usage_error(run.output, f"{thresholds}: default.error_rate = ")
     assert "not a finite number; expected a number between 0 and 1" in run.output
@@ -85,7 +88,9 @@ ROUTER_NUMBERS = {
 
 
 @pytest.mark.parametrize("name", list(ROUTER_NUMBERS))
-def test_a_router_config_number_out_of_range_names_the_file_and_key(tmp_path: Path, name: str) -> None:
+def test_a_router_config_number_out_of_range_names_the_file_and_key(
+    pytester: pytest.Pytester, tmp_path: Path, name: str
+) -> None:
     settings, expected = ROUTER_NUMBERS[name]
     timeout = "      timeout: -1\n" if name == "deployment timeout" else ""
     config = tmp_path / "router.yaml"
@@ -93,7 +98,7 @@ def test_a_router_config_number_out_of_range_names_the_file_and_key(tmp_path: Pa
         "model_list:\n  - model_name: m\n    litellm_params:\n      model: openai/m\n"
         f"      api_base: http://127.0.0.1:9/v1\n{timeout}{settings}"
     )
-    run = run_suite(tmp_path, "--model=m", f"--model-config={config}", *ONE_CASE)
+    run = refused(pytester, tmp_path, "--model=m", f"--model-config={config}", *ONE_CASE)
     assert run.returncode == 4, run.output
     _one_usage_error(run.output, f"--model-config {config}: {expected}")
 

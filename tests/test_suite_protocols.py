@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.servers import transformers_serve
 from helpers.suite_runner import REPO, run_suite
+from helpers.usage import refused
 
 from mathcomp_tests.protocols import PROTOCOLS
 
@@ -110,8 +111,8 @@ def test_the_reference_answers_every_protocol_correctly_and_the_report_rebuilds(
     assert data["selection"]["protocols"] == list(PROTOCOLS)
 
 
-def test_an_unknown_protocol_is_one_usage_error(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--model=symbolic", "--limit=2", "--protocol=plain,socratic")
+def test_an_unknown_protocol_is_one_usage_error(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    run = refused(pytester, tmp_path, "--model=symbolic", "--limit=2", "--protocol=plain,socratic")
     assert run.returncode == 4
     assert "unknown protocol socratic" in run.output and "Traceback" not in run.output
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from helpers.servers import free_port
 from helpers.suite_runner import IN_PROCESS, REPO, run_suite
+from helpers.usage import refused
 
 ONE_CASE = ("--limit=2", "--framings=neutral", "--positions=end")
 
@@ -37,6 +38,9 @@ OUT_OF_RANGE = {
     "negative retries": ("--num-retries=-1", "--num-retries=-1"),
 }
 """Numbers the options refuse, on the symbolic reference: checked in-process (the plugin's wiring)."""
+OWN_PROCESS = {"missing directory", "hub id without hf:", "no GPU", "unknown device"}
+"""CASES run in a process of their own (helpers/usage.refused): the hf and API backends import torch and
+litellm before they refuse."""
 
 
 def _one_usage_error(output: str, expected: str) -> None:
@@ -46,10 +50,15 @@ def _one_usage_error(output: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_a_bad_configuration_is_one_usage_error_before_any_case(tmp_path: Path, name: str) -> None:
+def test_a_bad_configuration_is_one_usage_error_before_any_case(
+    pytester: pytest.Pytester, tmp_path: Path, name: str
+) -> None:
     """Models and devices that cannot work, as a user meets them: pytest started from the repository."""
     args, expected = CASES[name]
-    run = run_suite(tmp_path, *args, *ONE_CASE)
+    if name in OWN_PROCESS:
+        run = run_suite(tmp_path, *args, *ONE_CASE)
+    else:
+        run = refused(pytester, tmp_path, *args, *ONE_CASE)
     assert run.returncode == 4, run.output  # pytest's exit code for a usage error
     _one_usage_error(run.output, expected)
 
@@ -82,16 +91,17 @@ def test_an_unreachable_server_stops_every_xdist_worker_before_it_starts(tmp_pat
     assert "cannot reach the model server" in run.output and "Traceback" not in run.output
 
 
-def test_a_thresholds_file_is_checked_whole_when_it_loads(tmp_path: Path) -> None:
+def test_a_thresholds_file_is_checked_whole_when_it_loads(pytester: pytest.Pytester, tmp_path: Path) -> None:
     """A framing left without a ceiling fails the run at once, even when that framing's cases come last."""
     path = tmp_path / "t.toml"
     path.write_text(
         "[default]\ndir_err = { less = 0.2, more = 0.2 }\ninvalid_rate = 0.1\nerror_rate = 0.0\n"
         "[framing.neutral]\ndir_err = { equal = 0.2 }\n"
     )
-    run = run_suite(
-        tmp_path, "--model=symbolic", f"--thresholds={path}", "--limit=2", "--framings=neutral,direct-less"
-    )
+    run = refused(
+        pytester, tmp_path, "--model=symbolic", f"--thresholds={path}", "--limit=2",
+        "--framings=neutral,direct-less",
+    )  # fmt: skip
     assert run.returncode == 4, run.output
     assert "no ceiling for dir_err.equal under framing direct-less" in run.output
     assert "passed" not in run.output

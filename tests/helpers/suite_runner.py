@@ -59,18 +59,22 @@ def run_suite(
     Without ``generated``, test_generated is left out (``--generated=0``; deselected where ``args`` set
     --generated for test_metamorphic): most checks here count the fixed set's prompts.
     """
-    reports = workdir / "reports"
-    command = ["-p", "no:cacheprovider", f"--reports-dir={reports}"]
+    if cache:
+        share_checked(workdir / "cache" / "checked", into_run=True)
+    proc = pytest_process(suite_args(workdir, *args, cache=cache, generated=generated), timeout=timeout)
+    if cache:
+        share_checked(workdir / "cache" / "checked", into_run=False)
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, (workdir / "reports" / "latest").resolve())
+
+
+def suite_args(workdir: Path, *args: str, cache: bool = True, generated: bool = False) -> list[str]:
+    """run_suite's pytest arguments: ``args`` after the reports and cache folders under ``workdir``."""
+    command = ["-p", "no:cacheprovider", f"--reports-dir={workdir / 'reports'}"]
     if not generated:
         examples = any(a.startswith("--generated") for a in args)
         command.append("--deselect=mathcomp_tests/suite/test_generated.py" if examples else "--generated=0")
     command += [f"--cache-dir={workdir / 'cache'}"] if cache else ["--no-cache"]
-    if cache:
-        share_checked(workdir / "cache" / "checked", into_run=True)
-    proc = pytest_process([*command, *args], timeout=timeout)
-    if cache:
-        share_checked(workdir / "cache" / "checked", into_run=False)
-    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, (reports / "latest").resolve())
+    return [*command, *args]
 
 
 def pytest_process(
