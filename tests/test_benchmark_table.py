@@ -233,26 +233,68 @@ REPLICAS = {
     },
     "batched": {
         "prompts": 8400,
-        "prompts_per_s": 235.2,
-        "client_cpu_ms_per_prompt": 0.236,
+        "prompts_per_s": 244.0,
+        "rates": [226.4, 244.0],
+        "median_prompts_per_s": 235.2,
+        "client_cpu_ms_per_prompt": 0.2,
+        "median_client_cpu_ms_per_prompt": 0.236,
         "per_server": [4096, 4304],
         "agree_with_offline": 1.0,
         "share_of_offline": 0.79,
         "share_of_offline_with_tokenization": 0.84,
     },
-    "router": {"prompts": 300, "prompts_per_s": 22.0, "share_of_offline_with_tokenization": 0.079},
+    "router": {
+        "prompts": 300,
+        "prompts_per_s": 23.0,
+        "median_prompts_per_s": 22.0,
+        "share_of_offline_with_tokenization": 0.079,
+    },
     "goal_0_9_met": False,
+    "batched_runs": [{}, {}],
+    "vllm_client": {
+        "sweep": {
+            "1p-64": {"median_prompts_per_s": 150.0},
+            "2p-64": {"median_prompts_per_s": 160.4},
+        },
+        "best_setting": "2p-64",
+        "median_prompts_per_s": 160.4,
+        "client_cpu_ms_per_prompt": 0.98,
+    },
+    "vllm_client_answers_agree_with_batched": {"1p-64": 1.0, "2p-64": 0.995},
+    "pool_vs_vllm_client": {"median": 1.466, "best": 1.5},
+    "goal_0_95_met": True,
 }
 
 
 def test_the_replicas_row_sets_the_pool_against_one_offline_engine_per_core() -> None:
     entry = {"returncode": 0, "load_before": [0.6, 1, 1], "load_after": [2.5, 1, 1], "result": REPLICAS}
-    (row,) = table.rows(results(vllm_replicas=entry))
+    row, client = table.rows(results(vllm_replicas=entry))
     assert "two vLLM CPU servers pinned to cores [0, 1], 8,400 one-word prompts" in row[0]
     assert "130 + 150 = 280 prompts/s (298 on token ids)" in row[2]
-    assert "batched pool 235 prompts/s = 0.84x (0.79x of token ids), 0.236 ms client CPU/prompt" in row[2]
-    assert "servers took [4096, 4304], 100.0% the same as offline" in row[2]
+    assert "batched pool 235 prompts/s (median of 2: 226 and 244) = 0.84x (0.79x of token ids)" in row[2]
+    assert "0.236 ms client CPU/prompt, servers took [4096, 4304], 100.0% the same as offline" in row[2]
     assert "Router 22 prompts/s = 0.08x (300 prompts); goal 0.9x not met" in row[2]
+    assert "our pool vs vLLM's own serving benchmark client" in client[0]
+    assert "our pool 235 (0.236 ms client CPU/prompt)" in client[2]
+    assert "(1 proc. x 64: 150, 2 proc. x 64: 160), best 160 at 2 proc. x 64" in client[2]
+    assert "(0.980 ms client CPU/prompt, 99.5% the same answers)" in client[2]
+    assert "pool / vLLM's client 1.47x (best rounds 1.50x); goal 0.95x met" in client[2]
+
+
+def test_the_startup_share_row_gives_the_median_and_spread_of_the_pairs() -> None:
+    from benchmarks import vllm_startup_share
+
+    pairs = [
+        {"offline": {"prompts_per_s": o, "with_tokenization_prompts_per_s": o - 20}, "suite": {"prompts_per_s": u},
+         "share": round(u / o, 3), "share_with_tokenization": round(u / (o - 20), 3)}
+        for o, u in ((300.0, 240.0), (320.0, 200.0), (340.0, 255.0))
+    ]
+    result = {"prompts": 4200, "pairs": pairs, "load_before": [0.5], "load_after": [1.5]}
+    vllm_startup_share.summarise(result)
+    assert result["share"] == {"median": 0.75, "min": 0.625, "max": 0.8}
+    (row,) = vllm_startup_share.table_rows(result)
+    assert "3 alternated runs" in row[0] and "(load 0.5 → 1.5)" in row[0]
+    assert row[2].startswith("offline 320 (300 to 340) prompts/s; suite 240 (200 to 255) prompts/s; share 0.75x")
 
 
 def test_the_vllm_row_says_where_pytest_s_seconds_went() -> None:
