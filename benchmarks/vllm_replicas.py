@@ -48,7 +48,15 @@ from typing import Any
 
 from benchmarks import multi_server, vllm_serve_client
 from benchmarks.common import ROOT, load, machine, suite_env, write_json
-from benchmarks.vllm_throughput import DECODING, DEFAULT_PYTHON, NO_PREFIX_CACHING, matrix, model_dir, timed
+from benchmarks.vllm_throughput import (
+    DECODING,
+    NO_PREFIX_CACHING,
+    checked_python,
+    matrix,
+    model_dir,
+    timed,
+    vllm_arguments,
+)
 from mathcomp_tests.backends.vllm import server as vllm_server
 from mathcomp_tests.settings import BackendOptions
 
@@ -262,11 +270,7 @@ def summarise(result: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--vllm-python", default=os.environ.get("MATHCOMP_VLLM_PYTHON") or str(DEFAULT_PYTHON)
-    )
-    parser.add_argument("--model", help="a model directory (default: benchmarks.vllm_throughput's)")
-    parser.add_argument("--vllm-dtype", default="float32")
+    vllm_arguments(parser)
     parser.add_argument("--scale", type=int, default=2, help="identities in the matrix (1: 4,200 prompts)")
     parser.add_argument("--router-prompts", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=2, help="alternated rounds of the three clients")
@@ -277,8 +281,7 @@ def main() -> None:
         "--client-processes", default="1,2", help="vLLM's client: 1 (one process feeds both servers), 2 (one each)"
     )
     args = parser.parse_args()
-    if not Path(args.vllm_python).is_file():
-        raise SystemExit(f"no vLLM Python at {args.vllm_python}: run tests/vllm_env.sh or give --vllm-python")
+    checked_python(args)
     if len(os.sched_getaffinity(0)) < len(CORES):
         raise SystemExit(f"needs cores {CORES}; this process may run on {sorted(os.sched_getaffinity(0))}")
     result: dict[str, Any] = {"machine": machine(), "load_before": load(), "cores": list(CORES)}

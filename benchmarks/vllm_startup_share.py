@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -31,7 +30,15 @@ from typing import Any
 
 from benchmarks.common import ROOT, load, machine, write_json
 from benchmarks.vllm_replicas import cpu_by_role
-from benchmarks.vllm_throughput import DEFAULT_PYTHON, NO_PREFIX_CACHING, matrix, model_dir, offline, suite
+from benchmarks.vllm_throughput import (
+    NO_PREFIX_CACHING,
+    checked_python,
+    matrix,
+    model_dir,
+    offline,
+    suite,
+    vllm_arguments,
+)
 from mathcomp_tests.backends.vllm.engine import serve
 from mathcomp_tests.settings import BackendOptions
 
@@ -43,15 +50,10 @@ def spread(values: list[float]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--vllm-python", default=os.environ.get("MATHCOMP_VLLM_PYTHON") or str(DEFAULT_PYTHON)
-    )
-    parser.add_argument("--model", help="a model directory (default: benchmarks.vllm_throughput's)")
-    parser.add_argument("--vllm-dtype", default="float32")
+    vllm_arguments(parser)
     parser.add_argument("--runs", type=int, default=5, help="pairs of runs, offline then the suite")
     args = parser.parse_args()
-    if not Path(args.vllm_python).is_file():
-        raise SystemExit(f"no vLLM Python at {args.vllm_python}: run tests/vllm_env.sh or give --vllm-python")
+    checked_python(args)
     result: dict[str, Any] = {"machine": machine(), "load_before": load(), "pairs": []}
     with tempfile.TemporaryDirectory(prefix="vllm-share-") as name:
         tmp = Path(name)

@@ -85,6 +85,22 @@ def matrix(scale: int) -> list[Prompt]:
     return out
 
 
+def vllm_arguments(parser: argparse.ArgumentParser) -> None:
+    """--vllm-python, --model and --vllm-dtype, as every vLLM benchmark takes them."""
+    parser.add_argument(
+        "--vllm-python", default=os.environ.get("MATHCOMP_VLLM_PYTHON") or str(DEFAULT_PYTHON)
+    )
+    parser.add_argument("--model", help="a model directory (default: see benchmarks.vllm_throughput.model_dir)")
+    parser.add_argument("--vllm-dtype", default="float32")
+
+
+def checked_python(args: argparse.Namespace) -> str:
+    """--vllm-python, which must be there."""
+    if not Path(args.vllm_python).is_file():
+        raise SystemExit(f"no vLLM Python at {args.vllm_python}: run tests/vllm_env.sh or give --vllm-python")
+    return str(args.vllm_python)
+
+
 def model_dir(args: argparse.Namespace, tmp: Path) -> Path:
     """--model; else a Qwen2.5-3B-sized random model (--qwen-3b); else the demo model when vLLM's CPU
     attention serves its head size; else a random Llama with its tokenizer and head size 32."""
@@ -198,12 +214,8 @@ def suite(model: Path, url: str, dtype: str, scale: int, tmp: Path) -> dict[str,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--vllm-python", default=os.environ.get("MATHCOMP_VLLM_PYTHON") or str(DEFAULT_PYTHON)
-    )
-    parser.add_argument("--model", help="a model directory (default: see model_dir)")
+    vllm_arguments(parser)
     parser.add_argument("--qwen-3b", action="store_true", help="a Qwen2.5-3B-sized random model (for a GPU)")
-    parser.add_argument("--vllm-dtype", default="float32")
     parser.add_argument("--scales", default="1,10", help="matrix sizes: 1 is the default matrix, 10 is 10x")
     parser.add_argument(
         "--only-batched-at", default="", help="scales measured offline and batched only (no suite, router)"
@@ -214,8 +226,7 @@ def main() -> None:
         "--no-hf", action="store_true", help="leave out the hf backend and logprob scoring (first scale only)"
     )
     args = parser.parse_args()
-    if not Path(args.vllm_python).is_file():
-        raise SystemExit(f"no vLLM Python at {args.vllm_python}: run tests/vllm_env.sh or give --vllm-python")
+    checked_python(args)
     scales = [int(s) for s in args.scales.split(",") if s]
     only_batched = {int(s) for s in args.only_batched_at.split(",") if s}
     result: dict[str, Any] = {"machine": machine(), "load_before": load(), "scales": {}}
