@@ -17,7 +17,7 @@ from helpers.suite_runner import REPO, run_suite
 from mathcomp_tests.backends.local.hf import HFBackend
 from mathcomp_tests.backends.model_files import fingerprint
 from mathcomp_tests.data.equations import compare, evaluate
-from mathcomp_tests.data.generate import drawn
+from mathcomp_tests.data.generated_sets import drawn
 from mathcomp_tests.data.scenarios import load
 from mathcomp_tests.settings import BackendOptions
 from mathcomp_tests.types import FRAMINGS, LABELS

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from mathcomp_tests.data import generate, numbers, shortcuts
+from mathcomp_tests.data import generate, generated_sets, numbers, shortcuts
 from mathcomp_tests.data.audit import audit
 from mathcomp_tests.data.equations import compare, evaluate
 from mathcomp_tests.data.scenarios import read
@@ -42,7 +42,7 @@ def test_the_command_writes_the_dataset_schema_byte_identically_for_a_seed(tmp_p
 
 def test_the_bundled_300_are_what_the_generator_gives_for_the_shipped_seed() -> None:
     text = (REPO / "fixtures" / "scenarios.csv").read_text(encoding="utf-8")
-    assert generate.to_csv(generate.fixtures(generate.FIXTURE_SEED)) == text
+    assert generate.to_csv(generated_sets.fixtures(generated_sets.FIXTURE_SEED)) == text
 
 
 @settings(
@@ -58,7 +58,7 @@ def test_every_strategy_scenario_is_exact_and_shaped_like_the_dataset(s: Scenari
 
 @pytest.mark.slow
 def test_thousands_of_generated_rows_keep_the_bounds_the_audit_and_the_balance(tmp_path: Path) -> None:
-    rows = list(generate.balanced(1800, seed=11))
+    rows = list(generated_sets.balanced(1800, seed=11))
     figures = shortcuts.measure(rows)
     assert shortcuts.breaches(figures) == []
     assert figures.labels == {y: 600 for y in LABELS}
@@ -73,6 +73,6 @@ def test_thousands_of_generated_rows_keep_the_bounds_the_audit_and_the_balance(t
 
 
 def test_paper_proportions_on_request() -> None:
-    labels = Counter(s.label for s in generate.balanced(450, seed=3, labels="paper"))
-    for label, count in generate.PAPER_LABELS.items():
+    labels = Counter(s.label for s in generated_sets.balanced(450, seed=3, labels="paper"))
+    for label, count in generated_sets.PAPER_LABELS.items():
         assert abs(labels[label] / 450 - count / 300) < 0.06, labels

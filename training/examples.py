@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mathcomp_tests import prompts
-from mathcomp_tests.data.generate import PAPER_LABELS, drawn
+from mathcomp_tests.data.generated_sets import PAPER_LABELS, drawn
 from mathcomp_tests.formats import NAMES as FORMATS
 from mathcomp_tests.types import FRAMINGS, LABELS, POSITIONS, Condition, Label
 

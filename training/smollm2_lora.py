@@ -39,7 +39,7 @@ from mathcomp_tests import prompts
 from mathcomp_tests.backends.local.tokens import LabelTokens, render
 from mathcomp_tests.backends.models import DEFAULT_PROMPT_SET
 from mathcomp_tests.backends.prepared import SMOLLM2, complete, directory
-from mathcomp_tests.data.generate import PAPER_LABELS, drawn
+from mathcomp_tests.data.generated_sets import PAPER_LABELS, drawn
 from mathcomp_tests.formats import FORMATS
 from mathcomp_tests.types import FRAMINGS, LABELS, NEUTRAL, POSITIONS, Condition, Label, cue_label
 

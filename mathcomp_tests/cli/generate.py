@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..data.generate import FIXTURE_SEED
+from ..data.generated_sets import FIXTURE_SEED
 
 HELP = "write fresh scenarios as a dataset CSV"
 
@@ -32,14 +32,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..data import generate
+    from ..data import generate, generated_sets
 
     if args.n < 1:
         parser.error(f"--n must be at least 1, got {args.n}")
     rows = (
-        generate.fixtures(args.seed)
+        generated_sets.fixtures(args.seed)
         if args.fixtures
-        else list(generate.balanced(args.n, args.seed, args.labels))
+        else list(generated_sets.balanced(args.n, args.seed, args.labels))
     )
     sys.stdout.write(generate.to_csv(rows))
     return 0

@@ -55,14 +55,14 @@ class BatchPhase:
         except BackendError as exc:  # every stop of the batch code: the wait, a download, a record, the provider
             session.shouldstop = str(exc)
             raise session.Interrupted(str(exc)) from exc
-        done = self.run.batch_summary()
+        done = self.run.batching.summary()
         if done is not None and done.answered:
             say(cost_line(done))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """In an xdist worker: what it did by batch travels to the controller with the worker's output."""
         workeroutput = getattr(session.config, "workeroutput", None)
-        done = self.run.batch_summary()
+        done = self.run.batching.summary()
         if workeroutput is not None and done is not None:
             workeroutput[WORKER_OUTPUT] = done.as_dict()
 
@@ -76,7 +76,7 @@ class WorkerBatches:
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         part = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
         if part is not None:
-            self.run.add_batch_summary(BatchSummary.from_dict(part))
+            self.run.batching.add(BatchSummary.from_dict(part))
 
 
 def selected_cases(items: Sequence[pytest.Item]) -> list[tuple[Condition, bool]]:

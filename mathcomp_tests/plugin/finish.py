@@ -61,7 +61,7 @@ def finish(session: pytest.Session, state: State, tracker: Tracker) -> None:
         records_dropped=list(dropped),
         narrowed=narrowing.block(session.config, run.settings, tracker.selected),
         reveal_after=sorted(state.reveal_after.values(), key=lambda r: str(r["case"])),
-        batch=run.batch_summary(),
+        batch=run.batching.summary(),
         servers_left=list(state.servers_left),
         merged=None if plan is None else plan.facts(written),
     )

@@ -3,10 +3,11 @@
 Trying `literal_eval` on the text from a `{` to each `}` after it costs the cube of the answer's length.
 This reader instead follows Python's tokens and the literals `literal_eval` accepts (strings, bytes,
 numbers, `True`/`False`/`None`/`...`, `set()`, tuples, lists, sets, dicts, a sign, `a+bj`) with its own
-stack, finds where each bracket closes, and remembers for every bracket it passes whether it closes
-into a literal, of what kind, and how deep. What it accepts as a dict is then read by `literal_eval`
-itself (on that slice only), so a value is always exactly Python's; what it refuses, Python refuses too:
-a syntax error, an unhashable key or set member, or more than 200 nested brackets (Python's own limit).
+stack (each open bracket's items follow reading/literal_brackets.py), finds where each bracket closes,
+and remembers for every bracket it passes whether it closes into a literal, of what kind, and how deep.
+What it accepts as a dict is then read by `literal_eval` itself (on that slice only), so a value is
+always exactly Python's; what it refuses, Python refuses too: a syntax error, an unhashable key or set
+member, or more than 200 nested brackets (Python's own limit).
 
 A read that fails fails every bracket still open, and a bracket once decided is never read again. A
 `{` inside a string or comment of an earlier read starts its own read; where the two meet again in the
@@ -22,8 +23,26 @@ import ast
 import re
 import unicodedata
 from bisect import bisect_left
-from typing import NamedTuple
 
+from .literal_brackets import (
+    ATOM,
+    BINARY,
+    DICT_VALUE,
+    IMAG,
+    OTHER,
+    REAL,
+    SET,
+    START,
+    UNARY,
+    Closed,
+    Failed,
+    Frame,
+    complete,
+    constant,
+    operand,
+    sign,
+    string,
+)
 from .literal_tokens import (
     FEWEST_LIMIT,
     LINE_BODY,
@@ -53,57 +72,6 @@ _NO_DICT = re.compile(
 """A `{` whose first member is one quoted string followed by neither `:` nor anything that could lead to
 one (another string, a comment, a line break): no dict. A cheap test that spares a read at most `{"` and
 `{'` of prose."""
-
-# What an expression is so far, as far as literal_eval cares: a number it may sign or add, or anything else.
-_REAL, _IMAG, _SIGNED_REAL, _SIGNED_IMAG, _SUM, _OTHER = range(6)
-# Where the current item of a bracket stands.
-_START, _UNARY, _BINARY, _STRING, _ATOM = range(5)
-# What a `{` has turned out to be.
-_UNDECIDED, _DICT_KEY, _DICT_VALUE, _SET = range(4)
-
-
-class Closed(NamedTuple):
-    """A bracket that closes into a literal: where it ends, what it is, and how many levels it nests."""
-
-    end: int
-    number: int
-    hashable: bool
-    levels: int
-    is_dict: bool
-
-
-class _Frame:
-    __slots__ = (
-        "kind", "start", "mode", "state", "number", "hashable", "is_bytes", "closable", "items", "commas",
-        "all_hashable", "levels",
-    )  # fmt: skip
-
-    def __init__(self, kind: str, start: int) -> None:
-        self.kind, self.start = kind, start
-        self.mode = _UNDECIDED
-        self.state, self.closable = _START, True
-        self.number, self.hashable, self.is_bytes = _OTHER, True, False
-        self.items = self.commas = 0
-        self.all_hashable = True
-        self.levels = 1
-
-    def signature(self) -> tuple[object, ...]:
-        """Everything that decides how this bracket goes on from here."""
-        return (
-            self.kind, self.mode, self.state, self.number, self.hashable, self.is_bytes, self.closable,
-            min(self.items, 2), min(self.commas, 1), self.all_hashable, self.levels,
-        )  # fmt: skip
-
-    def result(self) -> tuple[int, bool]:
-        if self.kind == "(":
-            if self.items == 1 and self.commas == 0:
-                return self.number, self.hashable
-            return _OTHER, self.all_hashable
-        return _OTHER, False
-
-
-class _Failed(Exception):
-    """The text stops being a literal here: every bracket still open fails."""
 
 
 class _Abandoned(Exception):
@@ -166,7 +134,7 @@ class PyLiterals:
 
     def _read(self, start: int) -> None:
         text, end = self.text, self._limit(start)
-        stack = [_Frame("{", start)]
+        stack = [Frame("{", start)]
         i, spent, merging = start + 1, 0, False
         try:
             while stack:
@@ -175,7 +143,7 @@ class PyLiterals:
                     merging = merging or broke
                     spent, i = spent + 1, after
                 if i >= end:
-                    raise _Failed
+                    raise Failed
                 if merging:
                     merging = False
                     rejoined = self._rejoin(stack, i)
@@ -185,7 +153,7 @@ class PyLiterals:
                 after = self._step(stack, i, end)
                 merging = text[after - 1] in "'\""
                 spent, i = spent + after - i, after
-        except _Failed:
+        except Failed:
             for frame in stack:
                 self._known[frame.start] = None
         except _Abandoned:
@@ -219,7 +187,7 @@ class PyLiterals:
         j = bisect_left(self._breaks, i)
         return self._breaks[j] if j < len(self._breaks) else len(self.text)
 
-    def _rejoin(self, stack: list[_Frame], i: int) -> int | None:
+    def _rejoin(self, stack: list[Frame], i: int) -> int | None:
         """Where quotes or a comment make this read meet an earlier one in the same state, share its outcome
         (without this, every `{` inside a comment would read the whole text after it again)."""
         top = stack[-1]
@@ -228,167 +196,115 @@ class PyLiterals:
             return None
         closed = self._known[earlier]
         if closed is None:
-            raise _Failed
+            raise Failed
         self._close(stack, closed)
         return closed.end
 
-    def _step(self, stack: list[_Frame], i: int, end: int) -> int:
+    def _step(self, stack: list[Frame], i: int, end: int) -> int:
         """Read the token at ``i`` into the innermost open bracket; the index after it."""
         text, top = self.text, stack[-1]
         c = text[i]
         if c in _CLOSER:
-            if top.state not in (_START, _UNARY, _BINARY):
-                raise _Failed
+            if top.state not in (START, UNARY, BINARY):
+                raise Failed
             known = self._known.get(i, False)
             if known is None:
-                raise _Failed
-            if c != "(" and top.state == _START and top.kind == "{" and top.mode != _DICT_VALUE:
-                stack.append(_Frame(c, i))
+                raise Failed
+            if c != "(" and top.state == START and top.kind == "{" and top.mode != DICT_VALUE:
+                stack.append(Frame(c, i))
                 raise _Abandoned  # a dict, list or set as a key or set member: unhashable
             if isinstance(known, Closed):
                 top.levels = max(top.levels, known.levels + 1)
-                _operand(top, known.number, known.hashable)
+                operand(top, known.number, known.hashable)
                 return known.end
-            if c != "(" and top.state != _START:
-                raise _Failed
-            stack.append(_Frame(c, i))
+            if c != "(" and top.state != START:
+                raise Failed
+            stack.append(Frame(c, i))
             return i + 1
         if c in ")]}":
-            if top.state in (_UNARY, _BINARY) or (top.state == _START and not top.closable):
-                raise _Failed
-            if top.state != _START:
-                _complete(top, c)
+            if top.state in (UNARY, BINARY) or (top.state == START and not top.closable):
+                raise Failed
+            if top.state != START:
+                complete(top, c)
             if c != _CLOSER[top.kind]:
-                raise _Failed
+                raise Failed
             number, hashable = top.result()
             self._close(
-                stack, Closed(i + 1, number, hashable, top.levels, top.kind == "{" and top.mode != _SET)
+                stack, Closed(i + 1, number, hashable, top.levels, top.kind == "{" and top.mode != SET)
             )
             return i + 1
         if c in ",:":
-            if top.state in (_START, _UNARY, _BINARY):
-                raise _Failed
-            _complete(top, c)
+            if top.state in (START, UNARY, BINARY):
+                raise Failed
+            complete(top, c)
             return i + 1
         if c in "+-":
-            if top.state == _START:
-                top.state = _UNARY
-            elif top.state == _ATOM and top.number in (_REAL, _SIGNED_REAL):
-                top.state = _BINARY
-            else:
-                raise _Failed
+            sign(top)
             return i + 1
         if c in "'\"":
             return self._string(top, i, "", end)
         if c == "." and text.startswith("...", i):
-            _constant(top)
+            constant(top)
             return i + 3
         if c.isdigit() or c == ".":
             numeral = NUMBER.match(text, i, end)
             if numeral is None:
-                raise _Failed
+                raise Failed
             digits = numeral.group(1)
             if numeral.end() - i > FEWEST_LIMIT and digits and too_many_digits(digits):
-                raise _Failed
-            _operand(top, _IMAG if numeral.group()[-1] in "jJ" else _REAL, True)
+                raise Failed
+            operand(top, IMAG if numeral.group()[-1] in "jJ" else REAL, True)
             return numeral.end()
         name = NAME.match(text, i, end)
         if name is None:
-            raise _Failed
+            raise Failed
         word = name.group()
         after = name.end()
         if after < end and text[after] in "'\"" and word.isascii() and word.lower() in PREFIXES:
             return self._string(top, after, word.lower(), end)
         if word in ("True", "False", "None"):
-            _constant(top)
+            constant(top)
             return after
         if unicodedata.normalize("NFKC", word) == "set":
             return self._empty_set(stack, after, end)
-        raise _Failed
+        raise Failed
 
-    def _close(self, stack: list[_Frame], closed: Closed) -> None:
+    def _close(self, stack: list[Frame], closed: Closed) -> None:
         """The innermost bracket closes as ``closed``; its value goes to the bracket around it."""
         top = stack.pop()
         self._known[top.start] = closed
         if stack:
             parent = stack[-1]
             parent.levels = max(parent.levels, closed.levels + 1)
-            _operand(parent, closed.number, closed.hashable)
+            operand(parent, closed.number, closed.hashable)
 
-    def _string(self, top: _Frame, quote: int, prefix: str, end: int) -> int:
+    def _string(self, top: Frame, quote: int, prefix: str, end: int) -> int:
         text = self.text
         delimiter = text[quote] * 3 if text.startswith(text[quote] * 3, quote) else text[quote]
         body = STRING_BODY[delimiter].match(text, quote + len(delimiter), end)
         if body is None:
             unclosed = LINE_BODY[delimiter].match(text, quote + 1, end) if len(delimiter) == 1 else None
             self.read_chars += (unclosed.end() if unclosed else end) - quote  # how far it looked for the quote
-            raise _Failed
+            raise Failed
         if "f" in prefix:
-            raise _Failed
+            raise Failed
         is_bytes = "b" in prefix
         if not valid_contents(text, body.start(), body.end(), is_bytes, "r" in prefix):
-            raise _Failed
-        if top.state == _START:
-            top.state, top.is_bytes = _STRING, is_bytes
-        elif top.state != _STRING or top.is_bytes != is_bytes:
-            raise _Failed
+            raise Failed
+        string(top, is_bytes)
         return body.end()
 
-    def _empty_set(self, stack: list[_Frame], i: int, end: int) -> int:
+    def _empty_set(self, stack: list[Frame], i: int, end: int) -> int:
         """`set()`: an empty set, and one more level of brackets."""
         text, top = self.text, stack[-1]
         i = self._skip(i, end)[0]
         if i >= end or text[i] != "(":
-            raise _Failed
-        if top.state != _START or (top.kind == "{" and top.mode != _DICT_VALUE):
-            raise _Failed
+            raise Failed
+        if top.state != START or (top.kind == "{" and top.mode != DICT_VALUE):
+            raise Failed
         i = self._skip(i + 1, end)[0]
         if i >= end or text[i] != ")":
-            raise _Failed
+            raise Failed
         top.levels = max(top.levels, 2)
-        top.state, top.number, top.hashable = _ATOM, _OTHER, False
+        top.state, top.number, top.hashable = ATOM, OTHER, False
         return i + 1
-
-
-def _constant(top: _Frame) -> None:
-    if top.state != _START:
-        raise _Failed
-    top.state, top.number, top.hashable = _ATOM, _OTHER, True
-
-
-def _operand(top: _Frame, number: int, hashable: bool) -> None:
-    """A finished atom (a number, or a closed bracket) where the innermost bracket expects one."""
-    if top.state == _START:
-        top.state, top.number, top.hashable = _ATOM, number, hashable
-    elif top.state == _UNARY and number in (_REAL, _IMAG):
-        top.state, top.number, top.hashable = _ATOM, _SIGNED_REAL if number == _REAL else _SIGNED_IMAG, True
-    elif top.state == _BINARY and number == _IMAG:
-        top.state, top.number, top.hashable = _ATOM, _SUM, True
-    else:
-        raise _Failed
-
-
-def _complete(top: _Frame, separator: str) -> None:
-    """The current item ends at ``separator`` (`,`, `:` or a closing bracket)."""
-    number, hashable = (_OTHER, True) if top.state == _STRING else (top.number, top.hashable)
-    if top.kind != "{":
-        if separator == ":":
-            raise _Failed
-        top.items += 1
-        top.number, top.hashable = number, hashable
-        top.all_hashable = top.all_hashable and hashable
-        if separator == ",":
-            top.commas += 1
-    elif top.mode == _DICT_VALUE:
-        if separator == ":":
-            raise _Failed
-        top.mode = _DICT_KEY
-    elif separator == ":":
-        if top.mode == _SET or not hashable:
-            raise _Failed
-        top.mode = _DICT_VALUE
-    elif top.mode == _DICT_KEY or not hashable:
-        raise _Failed
-    else:
-        top.mode = _SET
-    top.state, top.closable = _START, separator != ":"

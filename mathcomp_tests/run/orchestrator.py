@@ -29,6 +29,7 @@ from ..types import NEUTRAL, PLAIN, Condition, Decoding, Prompt, Scenario
 from ..verdict import checks
 from ..verdict.result import CaseResult
 from .answering import Answering
+from .batching import Batching
 from .case import run_case
 from .comparator import Comparator, Neutral
 from .folders import PARTNERS, REVEAL_AFTER
@@ -36,8 +37,6 @@ from .folders import PARTNERS, REVEAL_AFTER
 # The cache (filelock) and the datasets (urllib) load with the first Run, not on import.
 if TYPE_CHECKING:
     from ..backends.ahead import AskedAhead
-    from ..backends.batch.backend import BatchBackend
-    from ..backends.batch.outcome import BatchSummary
     from ..backends.cache.store import CachedBackend
 
 
@@ -87,11 +86,8 @@ class Run:
         self._neutral: dict[tuple[Condition, tuple[str, ...]], CaseResult] = {}
         self.protocol_texts = load_texts() if settings.protocols != (PLAIN,) else {}
         self._backend: CachedBackend | AskedAhead | None = None
-        self._batches: BatchBackend | None = None
-        """The model's batch backend under --batch (held here: whatever wraps it, the run prefetches by it)."""
-        self._batch_say: Callable[[str], None] = lambda line: None
-        self._batch_parts: list[BatchSummary] = []
-        """What other processes did by batch (an xdist controller's workers)."""
+        self.batching = Batching()
+        """--batch: the model's batch backend, and what was done by batch (summary.json's `batch`)."""
         self._asked: dict[tuple[Condition, bool], list[Prompt]] = {}
         """Prompts of cases asked ahead, by (condition, generated): built once, taken when the case runs."""
         self._judge: judge.Judge | None = None
@@ -131,39 +127,21 @@ class Run:
         """The model's backend: under --batch the run's own batch backend (its lines go where prefetch says)."""
         if self.answering is not None:
             return self.answering.model(self.settings.samples)
-        if options.batch is None or self.spec.kind != "api":
-            return create(self.spec, options)
-        from ..backends.batch.backend import BatchBackend
-
-        self._batches = BatchBackend(self.spec.name, options, say=lambda line: self._batch_say(line))
-        return self._batches
+        batches = self.batching.model(self.spec, options)
+        return batches if batches is not None else create(self.spec, options)
 
     def prefetch(self, cases: Sequence[tuple[Condition, bool]], say: Callable[[str], None]) -> None:
         """--batch: every turn of ``cases`` (condition, on the generated scenarios) the cache cannot answer,
         answered by batch into the cache before the first case runs (run/prefetch.py); progress lines go to
         ``say``. Nothing without --batch. BackendError (a BatchError: the wait ran out, results unreadable,
         a record unreadable) when the run must stop; the batches stay recorded."""
-        self._batch_say = say
-        _ = self.backend
-        if self._batches is None:
+        self.batching.say = say
+        _ = self.backend  # the model made: under --batch, with its batch backend
+        if self.batching.backend is None:
             return
-        from .prefetch import turns
-
         chosen = dict.fromkeys(cases)
         asked = [(c, self.prompts_for(c, self.generated if g else None), self.decodings(c)) for c, g in chosen]
-        turns(self._batches, asked, self.kit)
-
-    def batch_summary(self) -> BatchSummary | None:
-        """summary.json's `batch`: what this process did by batch, added to what the processes it heard
-        from did (an xdist controller's workers, ``add_batch_summary``); None when nothing was asked by batch."""
-        from ..backends.batch.outcome import BatchSummary
-
-        own = self._batches.summary() if self._batches is not None else None
-        return BatchSummary.added([*self._batch_parts, *([own] if own is not None else [])])
-
-    def add_batch_summary(self, part: BatchSummary) -> None:
-        """What another process (an xdist worker) did by batch, for ``batch_summary``."""
-        self._batch_parts.append(part)
+        self.batching.prefetch(asked, self.kit)
 
     def ask_ahead(self, condition: Condition, generated: bool = False) -> None:
         """Start asking ``condition``'s case now where the backend allows it (see backends/ahead.py): the
@@ -254,7 +232,7 @@ class Run:
     def generated(self) -> list[Scenario]:
         """``settings.generated`` fresh scenarios, the same in every process for the same seed."""
         if self._generated is None:
-            from ..data.generate import balanced
+            from ..data.generated_sets import balanced
 
             n, seed, shard = self.settings.generated, self.settings.hypothesis_seed, self.settings.shard
             whole = self._generated_all = [replace(s, id=f"gen-{seed}-{s.id}") for s in balanced(n, seed)]
