@@ -1,8 +1,14 @@
-"""Lists named in one line of a message: the first few items and how many more, and how two lists differ."""
+"""Lists named in one line of a message: the first few items and how many more, how two lists differ, and a
+count with its noun (``1 case``, ``2 cases``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 case``, ``2 cases``: ``n`` and ``noun``, plural (an added s) unless ``n`` is 1."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def few(values: Sequence[str], n: int = 3) -> str:

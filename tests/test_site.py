@@ -260,6 +260,7 @@ def test_the_index_says_since_when_each_model_has_not_passed_and_its_worst_faile
     _rewrite(records, cut | {"status": "incomplete", "incomplete_reasons": ["the runner ran out of memory"]})
     newest = edited(runs, records, "20261204-030000-streak-0004", "hf:acme/streak", "new")
     newest["cases"][0]["baseline"]["changes"]["more"]["difference"] = 0.12
+    newest["cases"][0]["breaches"] = ["DirErr(more) rise"]
     ceiling = newest["cases"][1]["ceilings"]["dir_err"]["less"]
     newest["cases"][1] |= {"passed": False, "breaches": ["DirErr(less)"], "standing": "new"}
     newest["cases"][1]["scores"]["dir_err"]["less"] = ceiling + 0.1
@@ -273,7 +274,7 @@ def test_the_index_says_since_when_each_model_has_not_passed_and_its_worst_faile
     row = {r[1]: dict(zip(head, r, strict=True)) for r in rows}
     case = newest["cases"][0]["case"]
     assert row["hf:acme/streak"]["failing since"] == "2026-12-02 03:00:00 (3 nights)"
-    assert row["hf:acme/streak"]["worst case"] == f"{case}: DirErr(more) +12.0 points over its baseline"
+    assert row["hf:acme/streak"]["worst case"] == f"{case}: DirErr(more) +12.0 points over the baseline"
     assert "nights/20261202-030000-streak-0002/report.html" in page.links, "the first night it failed, linked"
     assert (row["hf:acme/mended"]["failing since"], row["hf:acme/mended"]["worst case"]) == ("", "")
 

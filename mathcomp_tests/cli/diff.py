@@ -60,9 +60,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from ..listing import counted
     from ..records import answer_sets
     from ..report import gate_order
-    from ..report.item_changes import ORDER, ORDER_WITHOUT_GATE, REGRESSION, changes_html, counted
+    from ..report.item_changes import ORDER, ORDER_WITHOUT_GATE, REGRESSION, changes_html
     from ..scoring import item_changes
 
     check_output(parser, args.html, "--html", (args.run_a, args.run_b))

@@ -34,8 +34,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..listing import counted
 from ..printable import printable
-from ..report.item_changes import counted
 from .command import fail, usage_error
 
 HELP = "a static site of the night records: index, reports, history"

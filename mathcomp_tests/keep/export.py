@@ -11,9 +11,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from ..record.night import FILES
 from ..records.results import safe_run_id
 from . import git
-from .nights import KEPT
 
 PAGE = "history.html"
 """What `mathcomp history ALL_RECORDS` writes beside the records: an ALL_RECORDS holding it is still ours."""
@@ -32,7 +32,7 @@ def foreign(out: Path) -> str | None:
         if not entry.is_dir() or entry.is_symlink() or not safe_run_id(entry.name):
             return f"{entry}: not a night record"
         for item in entry.iterdir():
-            if item.name not in KEPT or not item.is_file() or item.is_symlink():
+            if item.name not in FILES or not item.is_file() or item.is_symlink():
                 return f"{item}: not a file of a night record"
     return None
 
@@ -43,7 +43,7 @@ def _extract(archive: Path, into: Path) -> int:
     with tarfile.open(archive) as tar:
         for member in tar:
             parts = member.name.split("/")
-            if not (member.isfile() and len(parts) == 2 and safe_run_id(parts[0]) and parts[1] in KEPT):
+            if not (member.isfile() and len(parts) == 2 and safe_run_id(parts[0]) and parts[1] in FILES):
                 continue
             source = tar.extractfile(member)
             if source is None:

@@ -18,10 +18,6 @@ from ..records.results import safe_run_id
 from ..report.standalone import RunFolderError
 from ..summary_format import path_in
 
-KEPT = FILES
-"""The files of a night that go on the branch (record/night.py FILES: summary.json and the night's
-pages, packed or plain)."""
-
 
 @dataclass(frozen=True)
 class Night:
@@ -50,9 +46,10 @@ def _refusal(folder: Path) -> str | None:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    """The record's KEPT files that are there, as plain files (a link is not followed out of the folder)."""
+    """The record's files that go on the branch (record/night.py FILES: summary.json and the night's pages,
+    packed or plain) that are there, as plain files (a link is not followed out of the folder)."""
     found = {}
-    for name in KEPT:
+    for name in FILES:
         path = folder / name
         if path.is_file() and not path.is_symlink():
             found[name] = path.read_bytes()

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..listing import few
+from ..record.night import FILES
 from ..records.results import run_started, safe_run_id
 from ..summary_format import NAME as SUMMARY
 from ..summary_format import PACKED
 from . import git
-from .nights import KEPT, Night
+from .nights import Night
 
 AUTHOR = ("mathcomp-tests", "mathcomp-tests@users.noreply.github.com")
 """Who commits, unless GIT_AUTHOR_NAME, GIT_COMMITTER_NAME and the rest say otherwise (they win over -c)."""
@@ -118,7 +119,7 @@ def _folder(name: str, mode: str) -> bool:
 def _stray(name: str, files: dict[str, str]) -> str | None:
     """What in the folder ``name`` (``files``: path inside it, mode) makes it no night record, or None."""
     for path, mode in sorted(files.items()):
-        if path not in KEPT or mode not in _PLAIN_FILES:
+        if path not in FILES or mode not in _PLAIN_FILES:
             return f"{name}/{path}, not a file of a night record"
     if SUMMARY not in files and PACKED not in files:
         return f"{name}/, a folder without {SUMMARY}"

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..listing import counted
 from ..records.unreadable import note as unreadable_note
 from ..scoring.changes import largest_change, tests
 from ..scoring.metrics import OUTCOMES, percent
@@ -190,10 +191,10 @@ def run_header_html(run: Mapping[str, Any]) -> str:
     errored = int(run.get("cases_errored", 0))
     failed = int(run["cases_failed"])
     overall = rates(cases)
-    shown, counted = worst_cells(cases)
+    shown, flagged = worst_cells(cases)
     worst = (
-        f"{counted} failed or changed: " + "; ".join(shown) + ("; ..." if counted > len(shown) else "")
-        if counted
+        f"{flagged} failed or changed: " + "; ".join(shown) + ("; ..." if flagged > len(shown) else "")
+        if flagged
         else "none failed or changed"
     )
     rows = [
@@ -227,7 +228,7 @@ def run_header_html(run: Mapping[str, Any]) -> str:
             (
                 "baseline",
                 f"{baseline['model']} ({baseline['paired_test']}{', Holm' if baseline['holm'] else ''}): "
-                f"{_count(baseline['compared'], 'case')} compared, {_count(len(baseline['rises']), 'rise')}, "
+                f"{counted(baseline['compared'], 'case')} compared, {counted(len(baseline['rises']), 'rise')}, "
                 f"{len(baseline['no_baseline'])} without a baseline",
             )
         )
@@ -240,10 +241,6 @@ def run_header_html(run: Mapping[str, Any]) -> str:
             lines = escape("\n".join(findings))
             body += f"<tr><th>{escape(title)} ({len(findings)})</th><td><pre>{lines}</pre></td></tr>"
     return f'<div class="mathcomp-run"><table>{body}</table></div>'
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _usage_rows(run: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.generated_draw import GENERATED_PREFIX
+from ..listing import counted
 from ..records import answer_sets
 from ..scoring import item_changes
 from ..scoring.item_changes import Answer, CaseChanges, ItemChange, LabelFlips
@@ -84,11 +85,6 @@ def section_html(
 def _fixed(answers: Mapping[str, Any]) -> dict[str, Any]:
     """test_framing's cases only: the run's records passed here are its results.jsonl, not generated/'s."""
     return {c: a for c, a in answers.items() if not c.startswith(GENERATED_PREFIX)}
-
-
-def counted(n: int, noun: str) -> str:
-    """``1 case``, ``2 cases``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _note(text: str) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..listing import counted
 from ..scoring.metrics import percent
 from ..verdict import chance, power
 from .headline import SHOWN
@@ -35,7 +36,7 @@ def section_html(summary: Mapping[str, Any]) -> str:
         return ""
     parts = [STYLE, '<div class="mathcomp-unseen">']
     if at_chance:
-        parts.append(f"<h3>AT CHANCE: {_count(len(at_chance), 'neutral case')}</h3>")
+        parts.append(f"<h3>AT CHANCE: {counted(len(at_chance), 'neutral case')}</h3>")
         parts.append(
             "<p>Answered no better than always giving one answer: DirErr ceilings set around such a model's "
             "own numbers pass it while it knows none of the arithmetic.</p>"
@@ -62,10 +63,6 @@ def section_html(summary: Mapping[str, Any]) -> str:
         parts.append(_table(head, rows))
     parts.append("</div>")
     return "".join(parts)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

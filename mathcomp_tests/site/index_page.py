@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from html import escape
 from urllib.parse import quote
 
+from ..listing import counted
 from ..record.night import DIFF
 from ..records import results
 from . import model_row
@@ -73,7 +74,7 @@ def _since(nights: Sequence[Night]) -> str:
         return ""
     night, count = found
     when = night.ran or night.run_id
-    count_text = f"{count} night{'s' * (count != 1)}"
+    count_text = counted(count, "night")
     shown = _link(night, results.REPORT, when) if results.REPORT in night.pages else escape(when)
     return f'{shown} <span class="count">({escape(count_text)})</span>'
 
@@ -85,19 +86,19 @@ def _marks(night: Night) -> str:
     )
 
 
-def _latest(nights: Sequence[Night]) -> str:
-    """The row of a model: its newest night, since when it has not passed and its worst failed case."""
-    night = nights[0]
-    cells = [
-        f'<td class="verdict">{_verdict(night)}{_marks(night)}</td>',
-        f'<td class="model">{escape(night.model)}</td>',
-        f'<td class="when">{escape(night.ran or "unknown")}</td>',
-        f'<td class="run">{escape(night.run_id)}</td>',
-        f'<td class="since">{_since(nights)}</td>',
-        f'<td class="worst">{escape(model_row.worst_case(night.summary))}</td>',
-        f'<td class="links">{_link(night, results.REPORT, "report")}{_link(night, DIFF, "diff")}</td>',
-    ]
-    return "<tr>" + "".join(cells) + "</tr>"
+LATEST = {"verdict": 26, "model": 14, "ran": 10, "run": 13, "failing since": 12, "worst case": 17, "pages": 8}
+EVERY = {"verdict": 50, "ran": 14, "run": 24, "pages": 12}
+"""Each table's columns and their widths (percent), the same for every model's table so that they line up."""
+CLASSES = {
+    "verdict": "verdict",
+    "model": "model",
+    "ran": "when",
+    "run": "run",
+    "failing since": "since",
+    "worst case": "worst",
+    "pages": "links",
+}
+"""Each column's CSS class."""
 
 
 def _verdict(night: Night) -> str:
@@ -108,19 +109,31 @@ def _verdict(night: Night) -> str:
     )
 
 
-def _cells(night: Night) -> str:
-    cells = [
-        f'<td class="verdict">{_verdict(night)}</td>',
-        f'<td class="when">{escape(night.ran or "unknown")}</td>',
-        f'<td class="run">{escape(night.run_id)}</td>',
-        f'<td class="links">{_link(night, results.REPORT, "report")}{_link(night, DIFF, "diff")}</td>',
-    ]
-    return "<tr>" + "".join(cells) + "</tr>"
+def _cells(night: Night) -> dict[str, str]:
+    """The cells both tables show of a night, by column: its verdict, when it ran, its run and its pages."""
+    return {
+        "verdict": _verdict(night),
+        "ran": escape(night.ran or "unknown"),
+        "run": escape(night.run_id),
+        "pages": _link(night, results.REPORT, "report") + _link(night, DIFF, "diff"),
+    }
 
 
-LATEST = {"verdict": 26, "model": 14, "ran": 10, "run": 13, "failing since": 12, "worst case": 17, "pages": 8}
-EVERY = {"verdict": 50, "ran": 14, "run": 24, "pages": 12}
-"""Each table's columns and their widths (percent), the same for every model's table so that they line up."""
+def _row(columns: dict[str, int], cells: dict[str, str]) -> str:
+    return "<tr>" + "".join(f'<td class="{CLASSES[name]}">{cells[name]}</td>' for name in columns) + "</tr>"
+
+
+def _latest(nights: Sequence[Night]) -> str:
+    """The row of a model: its newest night, since when it has not passed and its worst failed case."""
+    night = nights[0]
+    cells = _cells(night)
+    cells |= {
+        "verdict": cells["verdict"] + _marks(night),
+        "model": escape(night.model),
+        "failing since": _since(nights),
+        "worst case": escape(model_row.worst_case(night.summary)),
+    }
+    return _row(LATEST, cells)
 
 
 def _head(columns: dict[str, int]) -> str:
@@ -130,18 +143,14 @@ def _head(columns: dict[str, int]) -> str:
 def _skipped(skipped: Sequence[str]) -> str:
     if not skipped:
         return ""
-    what = "record" if len(skipped) == 1 else "records"
     items = "".join(f"<li>{escape(line)}</li>" for line in skipped)
-    return f'<div class="skipped"><strong>{len(skipped)} {what} skipped:</strong><ul>{items}</ul></div>'
+    return f'<div class="skipped"><strong>{counted(len(skipped), "record")} skipped:</strong><ul>{items}</ul></div>'
 
 
 def page(models: Sequence[Sequence[Night]], skipped: Sequence[str]) -> str:
     """index.html for ``models`` (each model's nights, newest first, the models in the index's order)."""
     read = sum(len(m) for m in models)
-    counts = (
-        f"{read} night{'s' * (read != 1)} of {len(models)} model{'s' * (len(models) != 1)} read, "
-        f"{len(skipped)} skipped."
-    )
+    counts = f"{counted(read, 'night')} of {counted(len(models), 'model')} read, {len(skipped)} skipped."
     legend = "".join(
         f'<li><span class="badge {css}">{escape(name)}</span>{escape(meaning)}</li>'
         for name, (css, meaning) in BADGES.items()
@@ -149,7 +158,7 @@ def page(models: Sequence[Sequence[Night]], skipped: Sequence[str]) -> str:
     latest = "".join(_latest(nights) for nights in models)
     every = "".join(
         f"<h3>{escape(nights[0].model)}</h3><table>{_head(EVERY)}"
-        + "".join(_cells(n) for n in nights)
+        + "".join(_row(EVERY, _cells(n)) for n in nights)
         + "</table>"
         for nights in models
     )

@@ -5,8 +5,8 @@ fit in memory. The verdict, the standing and the time are read from the whole su
 
 Dropped: the cue-invariance block and the scenario lists (read by the verdict only), and of each case what
 neither page reads: its examples, confusion matrix and intervals, usage, notes, the project's own values and,
-of each change against the baseline, everything but its size, p-value and whether it failed (the
-scenarios, examples, intervals and power behind it)."""
+of each change against the baseline (DirErr's, soft DirErr's, the toward-cue rate's), everything but its
+label, size, p-value and whether it failed (the scenarios, examples, intervals and power behind it)."""
 
 from __future__ import annotations
 
@@ -33,16 +33,21 @@ def _scalars(block: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in block.items() if not isinstance(v, (list, dict))}
 
 
+def _change(change: Any) -> Any:
+    return {k: change[k] for k in CHANGE_KEPT if k in change} if isinstance(change, Mapping) else change
+
+
 def _baseline(block: Any) -> Any:
+    """The scalars of a case's ``baseline`` block, and of each of its tests (DirErr and soft DirErr per label,
+    the toward-cue rate: what the gate ranks a failed case by, report/gate_order.py) what CHANGE_KEPT names."""
     if not isinstance(block, Mapping):
         return block
-    changes = block.get("changes")
     kept = _scalars(block)
-    if isinstance(changes, Mapping):
-        kept["changes"] = {
-            y: {k: c[k] for k in CHANGE_KEPT if k in c} if isinstance(c, Mapping) else c
-            for y, c in changes.items()
-        }
+    for key in ("changes", "soft"):
+        if isinstance(changes := block.get(key), Mapping):
+            kept[key] = {y: _change(c) for y, c in changes.items()}
+    if isinstance(cue := block.get("cue"), Mapping):
+        kept["cue"] = _change(cue)
     return kept
 
 

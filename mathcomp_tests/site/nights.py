@@ -131,7 +131,7 @@ def record_folders(records_dir: Path) -> list[Path]:
     """Every folder of ``records_dir`` holding a summary.json (or summary.json.gz), or a link to one (a staged
     record's hidden folder holds it one level down, so it is not one), by name."""
     held = (p for p in records_dir.iterdir() if p.is_dir())
-    found = (p for p in held if summary_format.path_in(p).is_file() or summary_format.path_in(p).is_symlink())
+    found = (p for p in held if (s := summary_format.path_in(p)).is_file() or s.is_symlink())
     return sorted(found, key=lambda p: p.name)
 
 
