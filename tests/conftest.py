@@ -42,8 +42,10 @@ from collections.abc import Generator, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from helpers import shared_runs  # noqa: E402
 from helpers.servers import transformers_serve  # noqa: E402
 from helpers.shared_build import built_once  # noqa: E402
+from helpers.shared_runs import DemoAgainstReference, Nights, TwoFormats  # noqa: E402
 from helpers.suite_runner import REPO  # noqa: E402
 from helpers.tiers import mark_and_order  # noqa: E402
 
@@ -115,3 +117,27 @@ def openai_server(always_more_model: Path, tmp_path_factory: pytest.TempPathFact
     """`transformers serve` on 127.0.0.1 with the tiny model, for the whole test session."""
     with transformers_serve(always_more_model, tmp_path_factory.mktemp("server") / "serve.log") as url:
         yield url
+
+
+# Run folders several modules only read, each made once for the whole session (helpers/shared_runs.py). A test
+# that changes one copies it into its tmp_path first: other workers read the same files.
+
+
+@pytest.fixture(scope="session")
+def symbolic_nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
+    """The symbolic reference on 4 scenarios, two cases: a baseline's run, then a run compared with it."""
+    return shared_runs.symbolic_nights(tmp_path_factory.mktemp("symbolic-nights"))
+
+
+@pytest.fixture(scope="session")
+def demo_against_reference(tmp_path_factory: pytest.TempPathFactory) -> DemoAgainstReference:
+    """The symbolic reference (--prompt-set=hf, --baseline-model=symbolic), then the demo model under
+    --scoring=logprob compared with its run folder: 12 scenarios, two cases."""
+    return shared_runs.demo_against_reference(tmp_path_factory.mktemp("demo-against-reference"))
+
+
+@pytest.fixture(scope="session")
+def two_formats(tmp_path_factory: pytest.TempPathFactory) -> TwoFormats:
+    """The symbolic reference on 12 scenarios, four cases, under one-word and under json, in one reports
+    folder."""
+    return shared_runs.two_formats(tmp_path_factory.mktemp("two-formats"))

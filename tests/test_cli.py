@@ -18,7 +18,8 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import REPO, SuiteRun, pytest_process, run_suite
+from helpers.shared_runs import TwoFormats
+from helpers.suite_runner import REPO, SuiteRun, pytest_process
 from helpers.usage import call
 
 from mathcomp_tests import run_folder
@@ -293,10 +294,9 @@ pytestmark = pytest.mark.xdist_group("cli")
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
-    run = run_suite(
-        tmp_path_factory.mktemp("run"), "--model=symbolic", "--limit=6", "--framings=neutral,direct-less"
-    )
+def finished_run(two_formats: TwoFormats) -> SuiteRun:
+    """The session's symbolic run under one-word (tests/conftest.py), read only: each test damages a copy."""
+    run = two_formats.one_word
     assert run.returncode == 0, run.output
     return run
 

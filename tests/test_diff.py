@@ -16,7 +16,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.shared_runs import DemoAgainstReference
+from helpers.suite_runner import REPO, SuiteRun
 from helpers.usage import call
 
 from mathcomp_tests.baseline_file import reader, writer
@@ -26,7 +27,6 @@ from mathcomp_tests.records import results
 from mathcomp_tests.scoring import item_changes
 from mathcomp_tests.types import LABELS
 
-SELECTION = ("--limit=12", "--framings=neutral,direct-more", "--positions=begin")
 CUED = "direct-more-begin-std-one-word"
 NEUTRAL = "neutral-begin-std-one-word"
 CLEAR_SCREEN = "\x1b[2J"
@@ -47,15 +47,14 @@ pytestmark = pytest.mark.xdist_group("diff")
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    tmp = tmp_path_factory.mktemp("diff")
-    reference = run_suite(
-        tmp / "a", "--model=symbolic", "--prompt-set=hf", "--baseline-model=symbolic", *SELECTION
-    )
+def runs(demo_against_reference: DemoAgainstReference, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """The session's two runs (tests/conftest.py; their selection is helpers/shared_runs.COMPARED: 12
+    scenarios, neutral and direct-more at the beginning), read only: a test that writes into a run folder
+    copies it first."""
+    reference, demo = demo_against_reference.reference, demo_against_reference.demo
     assert reference.returncode == 0, reference.output
-    demo = run_suite(tmp / "b", *SELECTION, "--scoring=logprob", f"--baseline={reference.run_dir}")
     assert demo.returncode == 1, demo.output  # the demo model follows the cue: DirErr(more) rose
-    return Runs(reference, demo, tmp)
+    return Runs(reference, demo, tmp_path_factory.mktemp("diff"))
 
 
 def answers(run: SuiteRun) -> dict[tuple[str, str], dict[str, object]]:
@@ -289,7 +288,7 @@ def test_the_html_page_escapes_what_a_model_wrote(
 
 
 def test_the_run_report_lists_what_changed_item_by_item(
-    runs: Runs, capsys: pytest.CaptureFixture[str]
+    runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     page = (runs.demo.run_dir / results.REPORT).read_text()
     assert "What changed, item by item" in page
@@ -304,10 +303,11 @@ def test_the_run_report_lists_what_changed_item_by_item(
     unchanged = [int(n) for n in re.findall(r"<p>(\d+) items? unchanged, not listed\.</p>", page)]
     assert sum(unchanged) == 24 - changed, "the others counted"
     assert f"Against the baseline {runs.reference.run_dir}" in page
-    # a rebuilt report finds the same baseline and draws the same section
-    code, _, err = call(capsys, "report", str(runs.demo.run_dir))
+    # a rebuilt report finds the same baseline and draws the same section (of a copy: the run is shared)
+    run_dir = Path(shutil.copytree(runs.demo.run_dir, tmp_path / runs.demo.run_dir.name))
+    code, _, err = call(capsys, "report", str(run_dir))
     assert code == 0, err
-    rebuilt = (runs.demo.run_dir / "report-rebuilt.html").read_text()
+    rebuilt = (run_dir / "report-rebuilt.html").read_text()
     assert rebuilt.count('class="mathcomp-changed') == page.count('class="mathcomp-changed')
 
 

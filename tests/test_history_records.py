@@ -16,18 +16,17 @@ from typing import Any
 
 import pytest
 from helpers.browser import screenshot
-from helpers.suite_runner import run_suite
+from helpers.shared_runs import Nights
 from PIL import Image
 
 from mathcomp_tests.cli import main
 
-ARGS = ("--model=symbolic", "--limit=10", "--framings=neutral,direct-more", "--positions=begin")
-
 
 @pytest.fixture(scope="module")
-def record(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """The summary.json of one real suite run (two cases), as a night's record."""
-    run = run_suite(tmp_path_factory.mktemp("suite"), *ARGS)
+def record(symbolic_nights: Nights) -> Iterator[dict[str, Any]]:
+    """The summary.json of one real suite run (two cases), as a night's record: the session's symbolic run
+    (tests/conftest.py); each test edits a copy."""
+    run = symbolic_nights.base
     assert run.returncode in (0, 1), run.output
     yield run.summary
 

@@ -3,12 +3,14 @@ alone: no model is called, so they work on folders copied from elsewhere."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers.suite_runner import REPO, SuiteRun, run_suite
+from helpers.shared_runs import TwoFormats
+from helpers.suite_runner import REPO, SuiteRun
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -22,21 +24,27 @@ pytestmark = pytest.mark.xdist_group("report_cli")
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, SuiteRun]:
-    tmp = tmp_path_factory.mktemp("cli")
-    first = run_suite(tmp, "--model=symbolic", "--limit=12", "--framings=neutral,direct-less")
-    second = run_suite(
-        tmp, "--model=symbolic", "--limit=12", "--framings=neutral,direct-less", "--formats=json"
-    )
+def two_runs(two_formats: TwoFormats) -> tuple[SuiteRun, SuiteRun]:
+    """The session's two symbolic runs in one reports folder (tests/conftest.py), read only: a test that
+    writes a page into a run folder or the reports folder copies it first."""
+    first, second = two_formats.one_word, two_formats.json
     assert first.returncode == second.returncode == 0, first.output + second.output
     return first, second
 
 
-def test_report_rebuilds_one_run_with_its_figures_and_numbers(two_runs: tuple[SuiteRun, SuiteRun]) -> None:
+def _copied_reports(run: SuiteRun, tmp_path: Path) -> Path:
+    """A copy of the reports folder holding ``run`` (its run folders and the ``latest`` link as they are)."""
+    return Path(shutil.copytree(run.run_dir.parent, tmp_path / "reports", symlinks=True))
+
+
+def test_report_rebuilds_one_run_with_its_figures_and_numbers(
+    two_runs: tuple[SuiteRun, SuiteRun], tmp_path: Path
+) -> None:
     first, _ = two_runs
-    proc = _cli("report", str(first.run_dir))
+    run_dir = _copied_reports(first, tmp_path) / first.run_dir.name
+    proc = _cli("report", str(run_dir))
     assert proc.returncode == 0, proc.stderr
-    page = (first.run_dir / "report-rebuilt.html").read_text()
+    page = (run_dir / "report-rebuilt.html").read_text()
     assert page.count('class="mathcomp-figure"') == 2 and "data:image" not in page  # charts are HTML
     assert f'data-key="dataset sha256">{first.summary["dataset"]["sha256"]}<' in page
     assert page.count("<h3>") == 4 and "Confusion for neutral-begin-std-one-word" in page
@@ -56,9 +64,11 @@ def test_report_combines_runs_side_by_side(two_runs: tuple[SuiteRun, SuiteRun], 
     )
 
 
-def test_history_plots_every_run_and_prints_the_numbers(two_runs: tuple[SuiteRun, SuiteRun]) -> None:
+def test_history_plots_every_run_and_prints_the_numbers(
+    two_runs: tuple[SuiteRun, SuiteRun], tmp_path: Path
+) -> None:
     first, second = two_runs
-    reports = first.run_dir.parent
+    reports = _copied_reports(first, tmp_path)
     proc = _cli("history", str(reports))
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith(("2", "run "))]

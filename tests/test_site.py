@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from helpers.html_page import Page
 from helpers.packed_pages import unpacked
+from helpers.shared_runs import Nights
 from helpers.suite_runner import SuiteRun, run_suite
 from helpers.usage import mathcomp
 
@@ -26,7 +27,6 @@ from mathcomp_tests import summary_format
 from mathcomp_tests.record import packed
 from mathcomp_tests.verdict import of_run
 
-SELECTION = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")
 HOSTILE = "<script>alert(1)</script>"
 ORDER = ["INCOMPLETE", "FAILED", "KNOWN FAILURES", "PASSED"]
 
@@ -43,14 +43,13 @@ class Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    tmp = tmp_path_factory.mktemp("site-runs")
-    baseline = tmp / "baseline.txt"
-    base = run_suite(tmp / "a", *SELECTION, f"--update-baseline={baseline}")
-    assert base.returncode == 0 and baseline.is_file(), base.output
-    compared = run_suite(tmp / "b", *SELECTION, f"--baseline={baseline}")
-    assert compared.returncode == 0, compared.output
-    return Runs(tmp, baseline, base, compared)
+def runs(symbolic_nights: Nights, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """The session's symbolic nights (tests/conftest.py), read only; what this module writes goes under
+    tmp."""
+    nights = symbolic_nights
+    assert nights.base.returncode == 0 and nights.baseline.is_file(), nights.base.output
+    assert nights.compared.returncode == 0, nights.compared.output
+    return Runs(tmp_path_factory.mktemp("site-runs"), nights.baseline, nights.base, nights.compared)
 
 
 def edited(runs: Runs, records: Path, run_id: str, model: str, standing: str | None = None) -> dict[str, Any]:

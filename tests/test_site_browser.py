@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers.browser import chromium, dump_dom, screenshot
 from helpers.html_page import Page
-from helpers.suite_runner import run_suite
+from helpers.shared_runs import Nights
 
 from mathcomp_tests.cli import main
 
@@ -29,12 +29,11 @@ pytestmark = pytest.mark.xdist_group("site_browser")
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def site(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
     chromium()  # skip before the run when there is no browser
     tmp = tmp_path_factory.mktemp("site-browser")
-    run = run_suite(
-        tmp, "--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin"
-    )
+    nights: Nights = request.getfixturevalue("symbolic_nights")  # the session's symbolic runs (conftest.py)
+    run = nights.base
     assert run.returncode == 0, run.output
     records = tmp / "records"
     assert main(["record", str(records), "--from", str(run.run_dir)]) == 0

@@ -5,24 +5,20 @@ real runs: the symbolic reference, and the demo model compared with it (its cued
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from helpers.suite_runner import run_suite
+from helpers.shared_runs import DemoAgainstReference
 
 from mathcomp_tests.history import page as history
 from mathcomp_tests.site import model_row
 from mathcomp_tests.site.night_summary import reduced
 
-SELECTION = ("--limit=12", "--framings=neutral,direct-more", "--positions=begin")
-
 
 @pytest.fixture(scope="module")
-def summaries(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]]:
-    tmp: Path = tmp_path_factory.mktemp("night-summary")
-    reference = run_suite(tmp / "a", "--model=symbolic", "--prompt-set=hf", *SELECTION)
+def summaries(demo_against_reference: DemoAgainstReference) -> list[dict[str, object]]:
+    """The session's two runs (tests/conftest.py): 12 scenarios, neutral and direct-more at the beginning."""
+    reference, demo = demo_against_reference.reference, demo_against_reference.demo
     assert reference.returncode == 0, reference.output
-    demo = run_suite(tmp / "b", *SELECTION, "--scoring=logprob", f"--baseline={reference.run_dir}")
     assert demo.returncode == 1, demo.output  # the demo model follows the cue: DirErr(more) rose
     return [reference.summary, demo.summary]
 

@@ -17,23 +17,21 @@ import pytest
 from helpers.browser import dump_dom, screenshot
 from helpers.html_page import Page
 from helpers.packed_pages import unpacked
-from helpers.suite_runner import SuiteRun, run_suite
+from helpers.shared_runs import Nights
+from helpers.suite_runner import SuiteRun
 from helpers.usage import call
-
-SELECTION = ("--model=symbolic", "--limit=6", "--framings=neutral,direct-more", "--positions=begin")
 
 pytestmark = pytest.mark.xdist_group("site_packed")
 """One worker runs this module's tests, so its module-scoped fixture (the records) is built once."""
 
 
 @pytest.fixture(scope="module")
-def night(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SuiteRun]:
-    """A records folder holding one real night, recorded with its diff against a baseline of another run."""
+def night(symbolic_nights: Nights, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SuiteRun]:
+    """A records folder holding one real night, recorded with its diff against a baseline of another run (the
+    session's symbolic nights, tests/conftest.py)."""
     tmp = tmp_path_factory.mktemp("packed")
-    baseline = tmp / "baseline.txt"
-    base = run_suite(tmp / "a", *SELECTION, f"--update-baseline={baseline}")
+    baseline, base, run = symbolic_nights.baseline, symbolic_nights.base, symbolic_nights.compared
     assert base.returncode == 0, base.output
-    run = run_suite(tmp / "b", *SELECTION, f"--baseline={baseline}")
     assert run.returncode == 0, run.output
     records = tmp / "records"
     from mathcomp_tests.cli import main

@@ -1,0 +1,136 @@
+"""Run folders that several test modules only read, made once for the whole test session (tests/conftest.py
+hands them out as session fixtures).
+
+The first xdist worker to ask runs the suite, in place under ``$MATHCOMP_TESTS_SHARED`` (made by the process
+that starts the workers), so that the paths a run writes into its summary.json and report.html stay true; a
+worker that comes later waits on the lock and takes the folders as they are. A build that failed leaves
+nothing behind, so the next worker tries again. Without the shared folder (a run started otherwise) the runs
+are made under ``fallback``.
+
+The folders are read only: a test that changes a run folder (damages a line, writes a page into it) copies
+it first (``shutil.copytree`` into its ``tmp_path``), since other modules on other workers read the same
+files.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers.suite_runner import SuiteRun, run_suite
+
+NIGHTS = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")
+"""The symbolic nights' selection: two cases."""
+COMPARED = ("--limit=12", "--framings=neutral,direct-more", "--positions=begin")
+"""The demo model against the reference: the selection of both runs, two cases of 12 items."""
+FORMATS = ("--model=symbolic", "--limit=12", "--framings=neutral,direct-less")
+"""The two formats' runs: four cases each."""
+
+
+@dataclass(frozen=True)
+class Nights:
+    """Two real runs of the symbolic reference: a baseline's, then a run compared with it."""
+
+    baseline: Path
+    """The baseline file the first run wrote (--update-baseline)."""
+    base: SuiteRun
+    compared: SuiteRun
+    """Compared with ``baseline`` (--baseline): every answer as the base's, so it passes."""
+
+
+@dataclass(frozen=True)
+class DemoAgainstReference:
+    reference: SuiteRun
+    """The symbolic model under --prompt-set=hf: every answer right (compared with itself asked in the same
+    run, --baseline-model)."""
+    demo: SuiteRun
+    """The demo model under --scoring=logprob, compared with the reference's run folder (--baseline): it
+    follows the cue, DirErr(more) rose (exit status 1)."""
+
+
+@dataclass(frozen=True)
+class TwoFormats:
+    """Two runs of the symbolic reference in one reports folder (``one_word.run_dir.parent``)."""
+
+    one_word: SuiteRun
+    json: SuiteRun
+    """The same selection under --formats=json."""
+
+
+def made_once(
+    name: str, make: Callable[[Path], dict[str, SuiteRun]], fallback: Path
+) -> tuple[Path, dict[str, SuiteRun]]:
+    """``make(folder)`` once per test session (see the module's docstring): the folder, and its runs by
+    name."""
+    shared = os.environ.get("MATHCOMP_TESTS_SHARED")
+    if not shared:
+        return fallback, make(fallback)
+    root = Path(shared) / "runs"
+    root.mkdir(exist_ok=True)
+    folder = root / name
+    done = folder / "runs.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.is_file():
+            kept = json.loads(done.read_text(encoding="utf-8"))
+            return folder, {
+                k: SuiteRun(v["returncode"], v["output"], Path(v["run_dir"])) for k, v in kept.items()
+            }
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        try:
+            runs = make(folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        said = {
+            k: {"returncode": r.returncode, "output": r.output, "run_dir": str(r.run_dir)}
+            for k, r in runs.items()
+        }
+        partial = folder / ".runs.json.part"
+        partial.write_text(json.dumps(said), encoding="utf-8")
+        os.replace(partial, done)
+        return folder, runs
+
+
+def symbolic_nights(fallback: Path) -> Nights:
+    def make(folder: Path) -> dict[str, SuiteRun]:
+        baseline = folder / "baseline.txt"
+        base = run_suite(folder / "a", *NIGHTS, f"--update-baseline={baseline}")
+        assert base.returncode == 0 and baseline.is_file(), base.output
+        compared = run_suite(folder / "b", *NIGHTS, f"--baseline={baseline}")
+        assert compared.returncode == 0, compared.output
+        return {"base": base, "compared": compared}
+
+    folder, runs = made_once("symbolic-nights", make, fallback)
+    return Nights(folder / "baseline.txt", runs["base"], runs["compared"])
+
+
+def demo_against_reference(fallback: Path) -> DemoAgainstReference:
+    def make(folder: Path) -> dict[str, SuiteRun]:
+        reference = run_suite(
+            folder / "a", "--model=symbolic", "--prompt-set=hf", "--baseline-model=symbolic", *COMPARED
+        )
+        assert reference.returncode == 0, reference.output
+        demo = run_suite(folder / "b", *COMPARED, "--scoring=logprob", f"--baseline={reference.run_dir}")
+        assert demo.returncode == 1, demo.output  # the demo model follows the cue: DirErr(more) rose
+        return {"reference": reference, "demo": demo}
+
+    _, runs = made_once("demo-against-reference", make, fallback)
+    return DemoAgainstReference(runs["reference"], runs["demo"])
+
+
+def two_formats(fallback: Path) -> TwoFormats:
+    def make(folder: Path) -> dict[str, SuiteRun]:
+        one_word = run_suite(folder, *FORMATS)
+        json_format = run_suite(folder, *FORMATS, "--formats=json")
+        assert one_word.returncode == json_format.returncode == 0, one_word.output + json_format.output
+        return {"one_word": one_word, "json": json_format}
+
+    _, runs = made_once("two-formats", make, fallback)
+    return TwoFormats(runs["one_word"], runs["json"])
