@@ -54,6 +54,7 @@ from benchmarks.vllm_throughput import (
     checked_python,
     matrix,
     model_dir,
+    rated,
     timed,
     vllm_arguments,
 )
@@ -97,15 +98,7 @@ def offline_pair(
             subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         )
         outs.append((out, ready))
-    deadline = time.monotonic() + 900
-    while not all(ready.exists() for _, ready in outs):
-        if any(p.poll() is not None for p in procs) or time.monotonic() > deadline:
-            for p in procs:
-                p.kill()
-            tails = [p.communicate()[1][-2000:] for p in procs]
-            raise SystemExit("an offline engine failed to start:\n" + "\n---\n".join(tails))
-        time.sleep(0.1)
-    go.touch()
+    vllm_serve_client.release_together(procs, [r for _, r in outs], go, "an offline engine failed to start")
     engines = []
     for proc, (out, _) in zip(procs, outs, strict=True):
         _, err = proc.communicate()
@@ -115,10 +108,7 @@ def offline_pair(
     outputs: list[Any] = [None] * len(texts)
     for i, engine in enumerate(engines):
         outputs[i :: len(engines)] = engine.pop("outputs")
-        engine["prompts_per_s"] = round(engine["prompts"] / engine["seconds"], 1)
-        engine["with_tokenization_prompts_per_s"] = round(
-            engine["prompts"] / (engine["seconds"] + engine["tokenize_s"]), 1
-        )
+        rated(engine)
     return {
         "cores": [{"core": core, **engine} for core, engine in zip(CORES, engines, strict=True)],
         "summed_prompts_per_s": round(sum(e["prompts_per_s"] for e in engines), 1),

@@ -134,9 +134,8 @@ def run(
         )
         outs.append(out)
     for k in range(len(concurrency)):
-        _release(
-            procs, [Path(f"{tmp / name}-ready-{g}-{k}") for g in range(len(groups))], tmp / f"{name}-go-{k}"
-        )
+        ready = [Path(f"{tmp / name}-ready-{g}-{k}") for g in range(len(groups))]
+        release_together(procs, ready, tmp / f"{name}-go-{k}", "vLLM's benchmark client failed")
     for proc in procs:
         _, err = proc.communicate()
         if proc.returncode != 0:
@@ -145,17 +144,16 @@ def run(
     return [_joined([w[k] for w in written], groups, len(texts)) for k in range(len(concurrency))]
 
 
-def _release(procs: list[subprocess.Popen[str]], ready: list[Path], go: Path) -> None:
-    """Wait until every process is ready for the pass, then let them all go."""
+def release_together(procs: list[subprocess.Popen[str]], ready: list[Path], go: Path, failed: str) -> None:
+    """Wait until every process has made its ``ready`` file, then make ``go`` so that they all start at once;
+    a process that ends first (or 15 minutes of waiting: a hang guard) kills them all and stops the benchmark
+    with ``failed`` and each one's last stderr."""
     deadline = time.monotonic() + 900
     while not all(r.exists() for r in ready):
-        if any(p.poll() not in (None, 0) for p in procs) or time.monotonic() > deadline:
+        if any(p.poll() is not None for p in procs) or time.monotonic() > deadline:
             for p in procs:
                 p.kill()
-            raise SystemExit(
-                "vLLM's benchmark client failed:\n"
-                + "\n---\n".join(p.communicate()[1][-2000:] for p in procs)
-            )
+            raise SystemExit(f"{failed}:\n" + "\n---\n".join(p.communicate()[1][-2000:] for p in procs))
         time.sleep(0.02)
     go.touch()
 

@@ -36,6 +36,7 @@ from benchmarks.vllm_throughput import (
     matrix,
     model_dir,
     offline,
+    rated,
     suite,
     vllm_arguments,
 )
@@ -77,10 +78,7 @@ def main() -> None:
                 engine = offline(args.vllm_python, model, texts, args.vllm_dtype, tmp)
                 idle = round(sum(cpu_by_role(server.process.pid).values()) - before, 2)
                 engine.pop("outputs")
-                engine["prompts_per_s"] = round(engine["prompts"] / engine["seconds"], 1)
-                engine["with_tokenization_prompts_per_s"] = round(
-                    engine["prompts"] / (engine["seconds"] + engine["tokenize_s"]), 1
-                )
+                rated(engine)
                 folder = tmp / f"run-{run}"
                 folder.mkdir()
                 ours = suite(model, server.api_base, args.vllm_dtype, 1, folder)

@@ -148,6 +148,16 @@ def offline(python: str, model: Path, texts: list[str], dtype: str, tmp: Path) -
     return result
 
 
+def rated(engine: dict[str, Any]) -> tuple[float, float]:
+    """An offline engine's prompts/s, on its token ids and with its tokenization timed (as a server has it),
+    kept rounded in ``engine``; returned unrounded."""
+    rate = engine["prompts"] / engine["seconds"]
+    tokenized = engine["prompts"] / (engine["seconds"] + engine["tokenize_s"])
+    engine["prompts_per_s"] = round(rate, 1)
+    engine["with_tokenization_prompts_per_s"] = round(tokenized, 1)
+    return rate, tokenized
+
+
 def timed(backend: Any, batches: list[list[Prompt]]) -> dict[str, Any]:
     """Wall and client CPU seconds to answer every batch, one ``complete`` call each."""
     responses = []
@@ -353,10 +363,7 @@ def _agree(ours: list[str], theirs: list[str]) -> float:
 def summarise(result: dict[str, Any]) -> None:
     """Throughput as a share of offline, and the goals met or not, per scale."""
     for entry in result["scales"].values():
-        offline_rate = entry["offline"]["prompts"] / entry["offline"]["seconds"]
-        entry["offline"]["prompts_per_s"] = round(offline_rate, 1)
-        tokenized = entry["offline"]["prompts"] / (entry["offline"]["seconds"] + entry["offline"]["tokenize_s"])
-        entry["offline"]["with_tokenization_prompts_per_s"] = round(tokenized, 1)
+        offline_rate, tokenized = rated(entry["offline"])
         for name in ("batched", "per_case", "suite", "router", "hf", "logprob", "hf_logprob"):
             if name in entry:
                 entry[name]["share_of_offline"] = round(entry[name]["prompts_per_s"] / offline_rate, 3)

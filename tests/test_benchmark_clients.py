@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from benchmarks import vllm_replicas, vllm_serve_client
 
@@ -59,3 +64,35 @@ def test_the_pool_is_set_against_the_best_setting_of_vllm_s_client_by_median() -
     assert result["vllm_client"]["median_prompts_per_s"] == 300.0
     assert result["pool_vs_vllm_client"] == {"median": 1.5, "best": round(500 / 330, 3)}
     assert result["goal_0_95_met"] is True
+
+
+def _waiter(ready: Path, go: Path) -> subprocess.Popen[str]:
+    """A process that makes ``ready`` and waits for ``go``: exits 0 once it is there, 3 after 60 s without it."""
+    script = (
+        "import pathlib, sys, time\n"
+        f"pathlib.Path({str(ready)!r}).touch()\n"
+        "deadline = time.monotonic() + 60\n"
+        f"while not pathlib.Path({str(go)!r}).exists() and time.monotonic() < deadline:  # hang guard\n"
+        "    time.sleep(0.01)\n"
+        f"sys.exit(0 if pathlib.Path({str(go)!r}).exists() else 3)\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+
+
+def test_processes_are_let_go_once_every_one_is_ready(tmp_path: Path) -> None:
+    ready, go = [tmp_path / "ready-0", tmp_path / "ready-1"], tmp_path / "go"
+    procs = [_waiter(r, go) for r in ready]
+    vllm_serve_client.release_together(procs, ready, go, "failed")
+    assert go.exists() and [p.wait(60) for p in procs] == [0, 0]
+
+
+def test_a_process_that_ends_before_it_is_ready_stops_the_benchmark_with_its_error(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    dead = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.exit('no engine here')"], stderr=subprocess.PIPE, text=True
+    )
+    waiting = _waiter(tmp_path / "ready-1", go)
+    with pytest.raises(SystemExit, match="an engine failed to start:\n(.|\n)*no engine here"):
+        ready = [tmp_path / "ready-0", tmp_path / "ready-1"]
+        vllm_serve_client.release_together([dead, waiting], ready, go, "an engine failed to start")
+    assert not go.exists() and waiting.wait(60) != 0
