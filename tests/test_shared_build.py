@@ -73,3 +73,26 @@ def test_without_the_shared_folder_it_builds_where_asked(
 ) -> None:
     monkeypatch.delenv("MATHCOMP_TESTS_SHARED", raising=False)
     assert built_once("model", _build, tmp_path / "here") == tmp_path / "here"
+
+
+def test_in_place_the_build_is_made_where_it_is_handed_out_and_a_failed_one_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MATHCOMP_TESTS_SHARED", str(tmp_path))
+    seen: list[Path] = []
+
+    def build(folder: Path) -> Path:
+        seen.append(folder)
+        folder.mkdir()
+        (folder / "summary.json").write_text(str(folder))  # a path written into the build stays true
+        if len(seen) == 1:
+            raise RuntimeError("the run was killed")
+        return folder
+
+    with pytest.raises(RuntimeError):
+        built_once("runs", build, tmp_path / "unused", in_place=True)
+    assert sorted(p.name for p in (tmp_path / "built").iterdir()) == ["runs.lock"]
+    done = built_once("runs", build, tmp_path / "unused", in_place=True)
+    assert done == seen[1] == tmp_path / "built" / "runs"
+    assert (done / "summary.json").read_text() == str(done)
+    assert built_once("runs", build, tmp_path / "unused", in_place=True) == done and len(seen) == 2

@@ -14,20 +14,20 @@ files.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.shared_build import built_once
 from helpers.suite_runner import SuiteRun, run_suite
 
 NIGHTS = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")
 """The symbolic nights' selection: two cases."""
 COMPARED = ("--limit=12", "--framings=neutral,direct-more", "--positions=begin")
 """The demo model against the reference: the selection of both runs, two cases of 12 items."""
+RUNS = "runs.json"
+"""Beside a shared folder's runs: each one's exit status, output and run folder."""
 FORMATS = ("--model=symbolic", "--limit=12", "--framings=neutral,direct-less")
 """The two formats' runs: four cases each."""
 
@@ -65,37 +65,21 @@ class TwoFormats:
 def made_once(
     name: str, make: Callable[[Path], dict[str, SuiteRun]], fallback: Path
 ) -> tuple[Path, dict[str, SuiteRun]]:
-    """``make(folder)`` once per test session (see the module's docstring): the folder, and its runs by
-    name."""
-    shared = os.environ.get("MATHCOMP_TESTS_SHARED")
-    if not shared:
-        return fallback, make(fallback)
-    root = Path(shared) / "runs"
-    root.mkdir(exist_ok=True)
-    folder = root / name
-    done = folder / "runs.json"
-    with open(root / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.is_file():
-            kept = json.loads(done.read_text(encoding="utf-8"))
-            return folder, {
-                k: SuiteRun(v["returncode"], v["output"], Path(v["run_dir"])) for k, v in kept.items()
-            }
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir()
-        try:
-            runs = make(folder)
-        except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise
+    """``make(folder)`` once per test session, in place (helpers/shared_build.built_once): the folder, and its
+    runs by name, kept beside them in runs.json for the workers that come later."""
+
+    def build(folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
         said = {
             k: {"returncode": r.returncode, "output": r.output, "run_dir": str(r.run_dir)}
-            for k, r in runs.items()
+            for k, r in make(folder).items()
         }
-        partial = folder / ".runs.json.part"
-        partial.write_text(json.dumps(said), encoding="utf-8")
-        os.replace(partial, done)
-        return folder, runs
+        (folder / RUNS).write_text(json.dumps(said), encoding="utf-8")
+        return folder
+
+    folder = built_once(name, build, fallback, in_place=True)
+    kept = json.loads((folder / RUNS).read_text(encoding="utf-8"))
+    return folder, {k: SuiteRun(v["returncode"], v["output"], Path(v["run_dir"])) for k, v in kept.items()}
 
 
 def symbolic_nights(fallback: Path) -> Nights:
