@@ -16,6 +16,7 @@ os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 _HF_HOME = tempfile.mkdtemp(prefix="mathcomp-hf-home-")
 os.makedirs(os.path.join(_HF_HOME, "hub"), exist_ok=True)
+atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)  # each process that loads this file made its own
 os.environ["HF_HOME"] = _HF_HOME
 # The suites these tests run must not append to the CI job's own page (tests that check it set their own).
 os.environ.pop("GITHUB_STEP_SUMMARY", None)
