@@ -2,12 +2,12 @@
 
 A suite run in a fresh interpreter spends most of its seconds importing torch, transformers and litellm
 (about 11 s of CPU on 2 cores) before it asks a model anything, and the project's tests start hundreds of
-them. This process imports those once, then forks one child per run: the child is a process of its own
-(its own exit code, environment, working directory, output and signals) that runs `python -m pytest ARGS`
-as a fresh one would, less the imports. Nothing of the project is imported here, so every child imports
-the code under test itself. A preloaded module that belongs to a pytest plugin's distribution (litellm
-brings anyio) is marked as one pytest does not rewrite: a fresh run would rewrite its asserts, the child
-cannot, and pytest would say so in a warning no fresh run prints.
+them. This process imports those, pytest and the pytest plugins once, then forks one child per run: the
+child is a process of its own (its own exit code, environment, working directory, output and signals) that
+runs `python -m pytest ARGS` as a fresh one would, less the imports. Nothing of the project is imported
+here, so every child imports the code under test itself. A preloaded module that belongs to a pytest
+plugin's distribution (litellm brings anyio) is marked as one pytest does not rewrite: a fresh run would
+rewrite its asserts, the child cannot, and pytest would say so in a warning no fresh run prints.
 
 The parent stays single-threaded (forking is safe only then) and answers one run at a time over its
 stdin and stdout, one JSON line each way:
@@ -28,7 +28,10 @@ from typing import Any
 
 PRELOADED = (
     "torch", "transformers", "transformers.models.llama.modeling_llama", "litellm", "sympy", "psutil", "accelerate",
-    "jinja2",
+    "jinja2", "scipy.special",
+    # pytest and the plugins every run loads (a third of a symbolic run's CPU was importing them)
+    "pytest", "hypothesis", "hypothesis.strategies", "_hypothesis_pytestplugin", "pytest_html.plugin",
+    "pytest_metadata.plugin", "xdist.plugin", "xdist.looponfail", "anyio.pytest_plugin",
 )  # fmt: skip
 
 
@@ -45,7 +48,7 @@ def preload() -> None:
         name
         for dist in importlib.metadata.distributions()
         if any(ep.group == "pytest11" for ep in dist.entry_points)
-        for name in (dist.read_text("top_level.txt") or "").split() + [dist.metadata["Name"].replace("-", "_")]
+        for name in _top_level_modules(dist)
     }
     for name, module in list(sys.modules.items()):
         if module is not None and name.split(".")[0] in plugins:
@@ -53,6 +56,19 @@ def preload() -> None:
     import gc
 
     gc.freeze()  # what was imported here is never garbage: pytest's collections at exit skip it
+
+
+def _top_level_modules(dist: Any) -> set[str]:
+    """The top-level modules and packages a distribution installs (hypothesis also brings
+    ``_hypothesis_globals``), as pytest finds the modules of a plugin's distribution to rewrite."""
+    names = set((dist.read_text("top_level.txt") or "").split()) | {dist.metadata["Name"].replace("-", "_")}
+    for file in dist.files or ():
+        parts = file.parts
+        if len(parts) == 1 and parts[0].endswith(".py"):
+            names.add(parts[0][:-3])
+        elif len(parts) > 1 and parts[-1] == "__init__.py" and ".." not in parts:
+            names.add(parts[0])
+    return names
 
 
 def child(request: dict[str, Any]) -> None:
