@@ -8,9 +8,11 @@ import pty
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+from helpers import warm_runs
 from helpers.suite_runner import REPO
 
 # The demo model with no cache: loading it and answering 10 prompts outlasts the bar's 1 s delay.
@@ -34,21 +36,35 @@ def terminal_env(**extra: str) -> dict[str, str]:
 
 
 def on_a_terminal(command: list[str], env: dict[str, str]) -> tuple[int, str]:
-    """Run ``command`` with a pseudo-terminal as stdin, stdout and stderr; its exit code and output."""
+    """Run ``command`` with a pseudo-terminal as stdin, stdout and stderr; its exit code and output. The
+    run is forked from the warm parent where one is free (helpers/warm_runs.py), else started afresh."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(command, cwd=REPO, env=env, stdin=follower, stdout=follower, stderr=follower)
-    os.close(follower)
-    chunks = []
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=_read_all, args=(leader, chunks))
+    reader.start()  # the terminal is read while the run writes: a full terminal would stall it
+    try:
+        forked = warm_runs.run(command[3:], REPO, env, timeout=300, terminal=os.ttyname(follower))
+        if forked is not None:
+            code = forked.returncode
+        else:
+            proc = subprocess.Popen(command, cwd=REPO, env=env, stdin=follower, stdout=follower, stderr=follower)
+            code = proc.wait(timeout=300)
+    finally:
+        os.close(follower)  # the last writer gone: the reader drains the terminal and stops
+        reader.join(timeout=60)  # hang guard
+        os.close(leader)
+    return code, b"".join(chunks).decode(errors="replace")
+
+
+def _read_all(leader: int, chunks: list[bytes]) -> None:
     while True:
         try:
             chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
+        except OSError:  # EIO: every writer closed the terminal
+            return
         if not chunk:
-            break
+            return
         chunks.append(chunk)
-    os.close(leader)
-    return proc.wait(timeout=300), b"".join(chunks).decode(errors="replace")
 
 
 @pytest.mark.slow

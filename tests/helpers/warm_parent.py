@@ -11,7 +11,8 @@ rewrite its asserts, the child cannot, and pytest would say so in a warning no f
 
 The parent stays single-threaded (forking is safe only then) and answers one run at a time over its
 stdin and stdout, one JSON line each way:
-``{"args": [...], "cwd": DIR, "env": {...}, "stdout": FILE, "stderr": FILE, "timeout": SECONDS}`` ->
+``{"args": [...], "cwd": DIR, "env": {...}, "stdout": FILE, "stderr": FILE, "timeout": SECONDS}`` (and
+``"stdin": FILE``, else the null device; a terminal's path for all three runs the child on that terminal) ->
 ``{"returncode": N}`` (negative: killed by that signal) or ``{"timed_out": true}`` (the child was killed).
 It exits when its stdin closes.
 """
@@ -75,7 +76,7 @@ def child(request: dict[str, Any]) -> None:
     """In the forked child: become `python -m pytest ARGS` in ``cwd`` with ``env``, and exit with its code."""
     code = 1
     try:
-        null = os.open(os.devnull, os.O_RDONLY)
+        null = os.open(request.get("stdin", os.devnull), os.O_RDONLY)
         out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         for source, target in ((null, 0), (out, 1), (err, 2)):

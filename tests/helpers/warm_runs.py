@@ -50,13 +50,15 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run(
-    args: list[str], cwd: Path, env: dict[str, str], timeout: float
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float, terminal: str | None = None
 ) -> subprocess.CompletedProcess[str] | None:
     """`python -m pytest ARGS` forked from the warm parent: its exit code, stdout and stderr; None when no
     warm parent is free (another thread's run holds it) or none can run, so the caller starts a fresh
     interpreter. What the preloaded libraries read from the environment as they import, they read from the
     worker's: a run that needs another value there (HF_*, LITELLM_*, TORCH*, PYTHON* but PYTHONPATH) sets
-    MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own process."""
+    MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own process. With
+    ``terminal`` (a pseudo-terminal's path) the run's stdin, stdout and stderr are that terminal, and what
+    it writes is read there, not returned."""
     global _broken
     if not _lock.acquire(blocking=False):
         return None
@@ -68,6 +70,8 @@ def run(
             out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
             request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
                        "timeout": timeout}  # fmt: skip
+            if terminal is not None:
+                request.update(stdin=terminal, stdout=terminal, stderr=terminal)
             try:
                 parent.stdin.write(json.dumps(request).encode() + b"\n")
                 parent.stdin.flush()
@@ -80,6 +84,8 @@ def run(
             command = [sys.executable, "-m", "pytest", *args]
             if reply.get("timed_out"):
                 raise subprocess.TimeoutExpired(command, timeout)
+            if terminal is not None:
+                return subprocess.CompletedProcess(command, int(reply["returncode"]), "", "")
             stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
             return subprocess.CompletedProcess(command, int(reply["returncode"]), stdout, stderr)
     finally:
