@@ -50,7 +50,7 @@ from helpers.shared_runs import DemoAgainstReference, Nights, TwoFormats  # noqa
 from helpers.suite_runner import REPO  # noqa: E402
 from helpers.tiers import mark_and_order  # noqa: E402
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "helpers.cpu_durations"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -13,7 +13,8 @@ The parent stays single-threaded (forking is safe only then) and answers one run
 stdin and stdout, one JSON line each way:
 ``{"args": [...], "cwd": DIR, "env": {...}, "stdout": FILE, "stderr": FILE, "timeout": SECONDS}`` (and
 ``"stdin": FILE``, else the null device; a terminal's path for all three runs the child on that terminal) ->
-``{"returncode": N}`` (negative: killed by that signal) or ``{"timed_out": true}`` (the child was killed).
+``{"returncode": N, "cpu": SECONDS}`` (negative N: killed by that signal; the child's CPU, user and system)
+or ``{"timed_out": true}`` (the child was killed).
 It exits when its stdin closes.
 """
 
@@ -121,9 +122,9 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         child(request)
     deadline = time.monotonic() + float(request["timeout"])
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return {"returncode": os.waitstatus_to_exitcode(status)}
+            return {"returncode": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime}
         if time.monotonic() > deadline:  # hang guard
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)

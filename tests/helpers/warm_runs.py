@@ -18,6 +18,13 @@ SWITCH = "MATHCOMP_TESTS_WARM"
 _lock = threading.Lock()
 _parent: subprocess.Popen[bytes] | None = None
 _broken = False
+_forked_cpu = 0.0
+
+
+def forked_cpu() -> float:
+    """CPU seconds (user and system) the runs forked so far from this process's warm parent spent: they are
+    the parent's children, not this process's, so `resource.RUSAGE_CHILDREN` here never sees them."""
+    return _forked_cpu
 
 
 def _started() -> subprocess.Popen[bytes] | None:
@@ -59,7 +66,7 @@ def run(
     MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own process. With
     ``terminal`` (a pseudo-terminal's path) the run's stdin, stdout and stderr are that terminal, and what
     it writes is read there, not returned."""
-    global _broken
+    global _broken, _forked_cpu
     if not _lock.acquire(blocking=False):
         return None
     try:
@@ -82,6 +89,7 @@ def run(
                 _broken = True  # the parent died: every later run starts afresh
                 return None
             command = [sys.executable, "-m", "pytest", *args]
+            _forked_cpu += float(reply.get("cpu", 0.0))
             if reply.get("timed_out"):
                 raise subprocess.TimeoutExpired(command, timeout)
             if terminal is not None:
