@@ -22,6 +22,8 @@ def test_sees_its_own_process():
     print("path0", sys.path[0])
     print("sigint", signal.getsignal(signal.SIGINT) is signal.default_int_handler)
     print("to stderr", file=sys.stderr)
+    from hypothesis.configuration import storage_directory  # where Hypothesis keeps its files: this cwd's
+    print("hypothesis", storage_directory(intent_to_write=False).path)
     assert os.environ["WARM_PROBE"] != "fail"
 """
 
@@ -47,6 +49,7 @@ def test_a_forked_run_has_its_own_cwd_environment_path_output_and_exit_code(proj
     assert f"path0 {project}" in forked.stdout and "sigint True" in forked.stdout
     assert "to stderr" in forked.stderr and "to stderr" not in forked.stdout
     assert "PytestAssertRewriteWarning" not in forked.stdout + forked.stderr, "no warning a fresh run lacks"
+    assert f"hypothesis {project / '.hypothesis'}" in forked.stdout, "nothing preloaded kept the parent's cwd"
     again = warm_runs.run(args, project, _env(project, "fail"), timeout=120)
     assert again is not None and again.returncode == 1, "each run its own environment and exit code"
     fresh = subprocess.run(
@@ -54,6 +57,15 @@ def test_a_forked_run_has_its_own_cwd_environment_path_output_and_exit_code(proj
         text=True,
     )  # fmt: skip
     assert fresh.returncode == again.returncode
+
+
+def test_a_forked_runs_xdist_workers_see_its_pythonpath(project: Path) -> None:
+    """xdist sends its workers the sys.path it saw when it was imported: a preloaded xdist would send the
+    parent's, and a plugin or module on the run's PYTHONPATH would be missing in the workers."""
+    args = ["-p", "no:cacheprovider", "-q", "-n", "1", "test_probe.py"]
+    forked = warm_runs.run(args, project, _env(project, "one"), timeout=120)
+    assert forked is not None, "the warm parent started"
+    assert forked.returncode == 0, forked.stdout + forked.stderr
 
 
 def test_a_run_past_its_time_is_killed_and_said_as_subprocess_says_it(project: Path) -> None:

@@ -31,9 +31,10 @@ from typing import Any
 PRELOADED = (
     "torch", "transformers", "transformers.models.llama.modeling_llama", "litellm", "sympy", "psutil", "accelerate",
     "jinja2", "scipy.special",
-    # pytest and the plugins every run loads (a third of a symbolic run's CPU was importing them)
-    "pytest", "hypothesis", "hypothesis.strategies", "_hypothesis_pytestplugin", "pytest_html.plugin",
-    "pytest_metadata.plugin", "xdist.plugin", "xdist.looponfail", "anyio.pytest_plugin",
+    # pytest and the plugins every run loads. Not xdist, which keeps the sys.path it is imported with for its
+    # workers, nor Hypothesis, which keeps the working directory it is imported in for its files: here, both
+    # would be this process's, not the run's.
+    "pytest", "pytest_html.plugin", "pytest_metadata.plugin", "anyio.pytest_plugin",
 )  # fmt: skip
 
 
