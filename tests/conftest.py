@@ -47,7 +47,7 @@ from helpers import shared_runs  # noqa: E402
 from helpers.servers import transformers_serve  # noqa: E402
 from helpers.shared_build import built_once  # noqa: E402
 from helpers.shared_runs import DemoAgainstReference, Nights, TwoFormats  # noqa: E402
-from helpers.suite_runner import REPO  # noqa: E402
+from helpers.suite_runner import REPO, SuiteRun  # noqa: E402
 from helpers.tiers import mark_and_order  # noqa: E402
 
 pytest_plugins = ["pytester", "helpers.cpu_durations"]
@@ -142,3 +142,10 @@ def two_formats(tmp_path_factory: pytest.TempPathFactory) -> TwoFormats:
     """The symbolic reference on 12 scenarios, four cases, under one-word and under json, in one reports
     folder."""
     return shared_runs.two_formats(tmp_path_factory.mktemp("two-formats"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_label_logprobs(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
+    """SmolLM2 under hf scoring its labels on 24 prompts (helpers/shared_runs.SMOLLM2_SCORED), asked once
+    for test_smollm2.py and test_smollm2_vllm.py; a test that needs it first checks the model is prepared."""
+    return shared_runs.smollm2_label_logprobs(tmp_path_factory.mktemp("smollm2-label-logprobs"))

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.shared_runs import SMOLLM2_SCORED
 from helpers.suite_runner import SuiteRun, run_suite
 from helpers.vllm_serving import VLLM_PYTHON, float32_server, loose_ceilings
 
@@ -29,13 +30,8 @@ needs_vllm = pytest.mark.skipif(
 one_server = pytest.mark.xdist_group("smollm2-vllm")  # one worker, so one server
 SERVED = ("--model=vllm:smollm2-135m", "--vllm-dtype=float32")
 GENERATED = ("--limit=8", "--positions=end", "--framings=neutral,direct-less", "--formats=one-word,json")
-SCORED = (
-    "--limit=12",
-    "--positions=end",
-    "--framings=neutral",
-    "--formats=one-word,json",
-    "--scoring=logprob",
-)
+SCORED = SMOLLM2_SCORED[1:]
+"""The selection and scoring of hf's run (helpers/shared_runs.SMOLLM2_SCORED, the model aside)."""
 LABEL_AGREEMENT = 0.9
 """Share of the tier's generated answers whose reading (label, or invalid) must match hf's. Measured on
 this model, float32 on both sides: 32 of 32 here, 240 of 240 in benchmarks/smollm2_vllm.py
@@ -117,12 +113,14 @@ def test_smollm2_through_vllm_reads_every_answer_as_hf_does(vllm_url: str, tmp_p
 @needs_model
 @needs_vllm
 @one_server
-def test_label_logprobs_through_vllm_are_hfs(vllm_url: str, tmp_path: Path) -> None:
+def test_label_logprobs_through_vllm_are_hfs(
+    vllm_url: str, tmp_path: Path, smollm2_label_logprobs: SuiteRun
+) -> None:
     served = run_suite(
         tmp_path / "vllm", *SERVED, *SCORED, f"--api-base={vllm_url}", *loose_ceilings(tmp_path)
     )
     assert served.returncode == 0, served.output[-3000:]
-    local = run_suite(tmp_path / "hf", "--model=smollm2-135m", *SCORED, *loose_ceilings(tmp_path))
+    local = smollm2_label_logprobs  # hf under the same selection and scoring (conftest.py)
     assert local.returncode == 0, local.output[-3000:]
     ours = {(r["case"], r["scenario"]): r for r in served.records}
     theirs = {(r["case"], r["scenario"]): r for r in local.records}

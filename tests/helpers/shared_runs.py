@@ -30,6 +30,11 @@ RUNS = "runs.json"
 """Beside a shared folder's runs: each one's exit status, output and run folder."""
 FORMATS = ("--model=symbolic", "--limit=12", "--framings=neutral,direct-less")
 """The two formats' runs: four cases each."""
+SMOLLM2_SCORED = (
+    "--model=smollm2-135m", "--limit=12", "--positions=end", "--framings=neutral", "--formats=one-word,json",
+    "--scoring=logprob",
+)  # fmt: skip
+"""SmolLM2's label probabilities under hf: 24 prompts, two cases."""
 
 
 @dataclass(frozen=True)
@@ -118,3 +123,17 @@ def two_formats(fallback: Path) -> TwoFormats:
 
     _, runs = made_once("two-formats", make, fallback)
     return TwoFormats(runs["one_word"], runs["json"])
+
+
+def smollm2_label_logprobs(fallback: Path) -> SuiteRun:
+    """SmolLM2 under hf scoring its labels (SMOLLM2_SCORED) against ceilings no answer breaches and without
+    the repository's conftest.py: the records test_smollm2.py reads and test_smollm2_vllm.py compares vLLM's
+    with, asked once (about 20 s of one core)."""
+
+    def make(folder: Path) -> dict[str, SuiteRun]:
+        loose = folder / "loose.toml"
+        loose.write_text("[default]\ndir_err = 1.0\ninvalid_rate = 1.0\nerror_rate = 0.0\n")
+        return {"hf": run_suite(folder / "hf", *SMOLLM2_SCORED, f"--thresholds={loose}", "--noconftest")}
+
+    _, runs = made_once("smollm2-label-logprobs", make, fallback)
+    return runs["hf"]
