@@ -51,7 +51,7 @@ def preload() -> None:
         name
         for dist in importlib.metadata.distributions()
         if any(ep.group == "pytest11" for ep in dist.entry_points)
-        for name in _top_level_modules(dist)
+        for name in (dist.read_text("top_level.txt") or "").split() + [dist.metadata["Name"].replace("-", "_")]
     }
     for name, module in list(sys.modules.items()):
         if module is not None and name.split(".")[0] in plugins:
@@ -59,19 +59,6 @@ def preload() -> None:
     import gc
 
     gc.freeze()  # what was imported here is never garbage: pytest's collections at exit skip it
-
-
-def _top_level_modules(dist: Any) -> set[str]:
-    """The top-level modules and packages a distribution installs (hypothesis also brings
-    ``_hypothesis_globals``), as pytest finds the modules of a plugin's distribution to rewrite."""
-    names = set((dist.read_text("top_level.txt") or "").split()) | {dist.metadata["Name"].replace("-", "_")}
-    for file in dist.files or ():
-        parts = file.parts
-        if len(parts) == 1 and parts[0].endswith(".py"):
-            names.add(parts[0][:-3])
-        elif len(parts) > 1 and parts[-1] == "__init__.py" and ".." not in parts:
-            names.add(parts[0])
-    return names
 
 
 def child(request: dict[str, Any]) -> None:
