@@ -14,13 +14,16 @@ files.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.shared_build import built_once
 from helpers.suite_runner import SuiteRun, run_suite
+from mathcomp_tests.records import results
 
 NIGHTS = ("--model=symbolic", "--limit=4", "--framings=neutral,direct-more", "--positions=begin")
 """The symbolic nights' selection: two cases."""
@@ -92,12 +95,28 @@ def symbolic_nights(fallback: Path) -> Nights:
         baseline = folder / "baseline.txt"
         base = run_suite(folder / "a", *NIGHTS, f"--update-baseline={baseline}")
         assert base.returncode == 0 and baseline.is_file(), base.output
+        past_the_second_of(base)
         compared = run_suite(folder / "b", *NIGHTS, f"--baseline={baseline}")
         assert compared.returncode == 0, compared.output
+        assert started(compared) > started(base), "the compared night is the newer by its run id"
         return {"base": base, "compared": compared}
 
     folder, runs = made_once("symbolic-nights", make, fallback)
     return Nights(folder / "baseline.txt", runs["base"], runs["compared"])
+
+
+def started(run: SuiteRun) -> dt.datetime:
+    """When ``run`` started, by its run id (to the second, as the site and the history order nights)."""
+    when = results.run_started(str(run.summary["run_id"]))
+    assert when is not None, run.summary["run_id"]
+    return when
+
+
+def past_the_second_of(run: SuiteRun) -> None:
+    """Return once a run started now would have a later run id time than ``run``: two symbolic runs can
+    start within one second, and nights of one second are ordered by their ids' random part."""
+    while dt.datetime.now().replace(microsecond=0) <= started(run):
+        time.sleep(0.05)
 
 
 def demo_against_reference(fallback: Path) -> DemoAgainstReference:
