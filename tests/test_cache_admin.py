@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from helpers.suite_runner import REPO, run_suite
+from helpers.cli_process import mathcomp_process
+from helpers.suite_runner import run_suite
 
 
 def cache_cli(cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests", "cache", f"--cache-dir={cache}", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return mathcomp_process("cache", f"--cache-dir={cache}", *args, timeout=120)
 
 
 def test_stats_prune_and_clear_work_on_a_real_runs_cache(tmp_path: Path) -> None:

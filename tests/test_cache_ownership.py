@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
-from helpers.suite_runner import REPO, run_suite
+from helpers.cli_process import mathcomp_process
+from helpers.suite_runner import run_suite
 
 from mathcomp_tests.backends.cache.file import APPLICATION_ID
 
 
 def cache_cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests", "cache", *args, f"--cache-dir={folder}"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    return mathcomp_process("cache", *args, f"--cache-dir={folder}", timeout=120)
 
 
 def _another_programs_database(path: Path) -> None:

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers.cli_process import mathcomp_process
 from helpers.shared_runs import TwoFormats
-from helpers.suite_runner import REPO, SuiteRun
+from helpers.suite_runner import SuiteRun
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests", *args], cwd=REPO, capture_output=True, text=True, timeout=300
-    )
+    return mathcomp_process(*args, timeout=300)
 
 
 pytestmark = pytest.mark.xdist_group("report_cli")

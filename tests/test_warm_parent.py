@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import warm_runs
+from helpers import warm_parent, warm_runs
 from helpers.suite_runner import pytest_process
 
 PROBE = """
@@ -59,6 +61,79 @@ def test_a_forked_run_has_its_own_cwd_environment_path_output_and_exit_code(proj
     assert fresh.returncode == again.returncode
 
 
+READS_AT_IMPORT = {"environ", "getenv", "cwd", "getcwd", "gettempdir", "home", "expanduser", "getuid", "gethostname"}
+"""What a module must not call (or index, for os.environ) as it imports: the parent's value would stay."""
+
+
+class _ImportTimeReads(ast.NodeVisitor):
+    """The calls and subscripts of READS_AT_IMPORT in the code that runs as a module imports: not in the
+    bodies of its functions and lambdas, but in their defaults and decorators, and in class bodies."""
+
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for run in (*node.args.defaults, *filter(None, node.args.kw_defaults), *node.decorator_list):
+            self.visit(run)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for run in (*node.args.defaults, *filter(None, node.args.kw_defaults)):
+            self.visit(run)
+
+    def _read(self, node: ast.Call | ast.Subscript, target: ast.expr) -> None:
+        if READS_AT_IMPORT & set(ast.unparse(target).split(".")):
+            self.found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._read(node, node.func)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self._read(node, node.value)
+
+
+def reads_at_import(source: str) -> list[str]:
+    """Where ``source`` reads the environment, the working directory or the user as it imports."""
+    visitor = _ImportTimeReads()
+    visitor.visit(ast.parse(source))
+    return visitor.found
+
+
+def test_reads_at_import_finds_what_would_keep_the_parents_value() -> None:
+    source = """
+import os
+HOME = os.environ.get("HOME")
+class Settings:
+    where = Path.cwd()
+def f(env=os.getenv("X"), environ=os.environ):
+    return os.environ["Y"], Path.cwd()
+if HOME:
+    TEMP = tempfile.gettempdir()
+    later = lambda: os.environ["Z"]
+"""
+    assert reads_at_import(source) == [
+        "line 3: os.environ.get('HOME')", "line 5: Path.cwd()", "line 6: os.getenv('X')",
+        "line 9: tempfile.gettempdir()",
+    ]  # fmt: skip
+
+
+def test_no_preloaded_project_module_reads_the_environment_or_the_working_directory_as_it_imports() -> None:
+    """The warm parent imports the project's modules once for every forked run: one that kept a value of the
+    environment or the working directory from its import would keep the parent's, not the run's."""
+    modules = warm_parent.project_modules()
+    assert len(modules) > 100 and "mathcomp_tests.plugin" in modules
+    assert not any(m.startswith(warm_parent.NOT_PRELOADED) for m in modules)
+    found = {}
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None, name
+        if reads := reads_at_import(Path(spec.origin).read_text(encoding="utf-8")):
+            found[name] = reads
+    assert found == {}
+
+
 def test_a_forked_runs_xdist_workers_see_its_pythonpath(project: Path) -> None:
     """xdist sends its workers the sys.path it saw when it was imported: a preloaded xdist would send the
     parent's, and a plugin or module on the run's PYTHONPATH would be missing in the workers."""
@@ -73,3 +148,17 @@ def test_a_run_past_its_time_is_killed_and_said_as_subprocess_says_it(project: P
     with pytest.raises(subprocess.TimeoutExpired):
         pytest_process(["-p", "no:cacheprovider", "test_slow.py"], cwd=project, env=_env(project, "x"), timeout=3)
 
+
+
+@pytest.mark.parametrize("argv", [["plan", "--framings", "neutral"], ["merge", "--no-such-option"]])
+def test_a_forked_command_line_run_is_the_fresh_one(argv: list[str], tmp_path: Path) -> None:
+    """`python -m mathcomp_tests ARGS` forked (module "mathcomp_tests") prints and exits as a fresh one."""
+    env = os.environ.copy()
+    forked = warm_runs.run(argv, tmp_path, env, timeout=120, module="mathcomp_tests")
+    assert forked is not None, "the warm parent started"
+    fresh = subprocess.run(
+        [sys.executable, "-m", "mathcomp_tests", *argv], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert forked.args == [sys.executable, "-m", "mathcomp_tests", *argv]
+    assert list(tmp_path.iterdir()) == []

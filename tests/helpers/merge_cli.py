@@ -1,12 +1,12 @@
-"""`mathcomp merge` run as a user runs it, in a process of its own."""
+"""`mathcomp merge` run as a user runs it, in a process of its own (helpers/cli_process.py)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from helpers.cli_process import mathcomp_process
 from helpers.suite_runner import REPO, run_suite
 
 
@@ -18,8 +18,7 @@ def merge(
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"} | {"HF_HUB_OFFLINE": "1"}
     if job_summary is not None:
         env["GITHUB_STEP_SUMMARY"] = str(job_summary)
-    command = [sys.executable, "-m", "mathcomp_tests", "merge", *map(str, args)]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
+    return mathcomp_process("merge", *args, cwd=cwd, env=env, timeout=300)
 
 
 SMALL = ("--model=symbolic", "--limit=4", "--framings=neutral", "--positions=end")

@@ -57,13 +57,19 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run(
-    args: list[str], cwd: Path, env: dict[str, str], timeout: float, terminal: str | None = None
+    args: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    terminal: str | None = None,
+    module: str = "pytest",
 ) -> subprocess.CompletedProcess[str] | None:
-    """`python -m pytest ARGS` forked from the warm parent: its exit code, stdout and stderr; None when no
-    warm parent is free (another thread's run holds it) or none can run, so the caller starts a fresh
-    interpreter. What the preloaded libraries read from the environment as they import, they read from the
-    worker's: a run that needs another value there (HF_*, LITELLM_*, TORCH*, PYTHON* but PYTHONPATH) sets
-    MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own process. With
+    """`python -m MODULE ARGS` (pytest by default) forked from the warm parent: its exit code, stdout and
+    stderr; None when no warm parent is free (another thread's run holds it) or none can run, so the caller
+    starts a fresh interpreter. What the preloaded libraries read from the environment as they import, they
+    read from the worker's: a run that needs another value there (HF_*, LITELLM_*, TORCH*, PYTHON* but
+    PYTHONPATH) sets MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own
+    process. With
     ``terminal`` (a pseudo-terminal's path) the run's stdin, stdout and stderr are that terminal, and what
     it writes is read there, not returned."""
     global _broken, _forked_cpu
@@ -76,7 +82,7 @@ def run(
         with tempfile.TemporaryDirectory(prefix="mathcomp-run-") as scratch:
             out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
             request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
-                       "timeout": timeout}  # fmt: skip
+                       "timeout": timeout, "module": module}  # fmt: skip
             if terminal is not None:
                 request.update(stdin=terminal, stdout=terminal, stderr=terminal)
             try:
@@ -88,7 +94,7 @@ def run(
             if not reply:
                 _broken = True  # the parent died: every later run starts afresh
                 return None
-            command = [sys.executable, "-m", "pytest", *args]
+            command = [sys.executable, "-m", module, *args]
             _forked_cpu += float(reply.get("cpu", 0.0))
             if reply.get("timed_out"):
                 raise subprocess.TimeoutExpired(command, timeout)
