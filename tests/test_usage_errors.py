@@ -38,9 +38,9 @@ OUT_OF_RANGE = {
     "negative retries": ("--num-retries=-1", "--num-retries=-1"),
 }
 """Numbers the options refuse, on the symbolic reference: checked in-process (the plugin's wiring)."""
-OWN_PROCESS = {"missing directory", "hub id without hf:", "no GPU", "unknown device"}
+OWN_PROCESS = {"hub id without hf:", "no GPU", "unknown device"}
 """CASES run in a process of their own (helpers/usage.refused): the hf and API backends import torch and
-litellm before they refuse."""
+litellm before they refuse these. A missing model folder is refused before torch is imported, in process."""
 
 
 def _one_usage_error(output: str, expected: str) -> None:

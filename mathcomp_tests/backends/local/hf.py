@@ -30,13 +30,6 @@ class HFBackend:
 
     def __init__(self, name: str, options: BackendOptions | None = None):
         options = options or BackendOptions()
-        try:
-            import torch
-            from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise BackendError(
-                "the hf backend needs torch and transformers: pip install 'mathcomp-tests[hf]'"
-            ) from exc
         if options.chat_template not in CHAT_TEMPLATES:
             raise BackendError(
                 f"unknown chat template mode {options.chat_template!r}; expected one of {', '.join(CHAT_TEMPLATES)}"
@@ -44,9 +37,17 @@ class HFBackend:
         self.chat_template = options.chat_template
         if options.scoring not in SCORINGS:
             raise BackendError(f"unknown scoring {options.scoring!r}; expected one of {', '.join(SCORINGS)}")
+        # The folder before torch: a name that is no model is said without the seconds torch takes to import.
+        directory, self.weights = locate(name)
+        try:
+            import torch
+            from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise BackendError(
+                "the hf backend needs torch and transformers: pip install 'mathcomp-tests[hf]'"
+            ) from exc
         self._torch = torch
         self.device = pick_device(torch, options.device, options.worker)
-        directory, self.weights = locate(name)
         self.revision = options.model_revision or self.weights
         self.model_revision = options.model_revision
         self.model_id = f"hf:{name}"
