@@ -162,3 +162,17 @@ def test_a_forked_command_line_run_is_the_fresh_one(argv: list[str], tmp_path: P
     assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
     assert forked.args == [sys.executable, "-m", "mathcomp_tests", *argv]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_forked_run_with_pipes_writes_into_pipes_and_both_are_read(project: Path) -> None:
+    (project / "test_pipes.py").write_text(
+        "import os, stat, sys\n\ndef test_pipes():\n"
+        "    print('stdout', stat.S_ISFIFO(os.fstat(1).st_mode), 'x' * 200_000)\n"
+        "    print('stderr', stat.S_ISFIFO(os.fstat(2).st_mode), file=sys.stderr)\n"
+    )
+    args = ["-p", "no:cacheprovider", "-s", "-q", "test_pipes.py"]
+    forked = warm_runs.run(args, project, _env(project, "one"), timeout=120, pipes=True)
+    assert forked is not None, "the warm parent started"
+    assert forked.returncode == 0, forked.stdout + forked.stderr
+    assert "stdout True " + "x" * 200_000 in forked.stdout, "more than a pipe holds, read while written"
+    assert "stderr True" in forked.stderr and "1 passed" in forked.stdout

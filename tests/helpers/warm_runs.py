@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 PARENT = Path(__file__).with_name("warm_parent.py")
@@ -56,6 +58,30 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
+def _drained(path: Path) -> Callable[[], str]:
+    """A named pipe at ``path``, read to its end by a thread from now on; the returned call waits for the
+    end (every writer closed it) and gives what was read."""
+    os.mkfifo(path, 0o600)
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        with open(path, "rb") as pipe:  # opens once the run opens it to write
+            while chunk := pipe.read(65536):
+                chunks.append(chunk)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+
+    def ended() -> str:
+        if thread.is_alive():
+            with contextlib.suppress(OSError):  # a run that never opened it: open it once so the reader ends
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(60)  # hang guard: a process the run left behind may hold the pipe open
+        return b"".join(chunks).decode(errors="replace")
+
+    return ended
+
+
 def run(
     args: list[str],
     cwd: Path,
@@ -63,6 +89,7 @@ def run(
     timeout: float,
     terminal: str | None = None,
     module: str = "pytest",
+    pipes: bool = False,
 ) -> subprocess.CompletedProcess[str] | None:
     """`python -m MODULE ARGS` (pytest by default) forked from the warm parent: its exit code, stdout and
     stderr; None when no warm parent is free (another thread's run holds it) or none can run, so the caller
@@ -71,7 +98,8 @@ def run(
     PYTHONPATH) sets MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own
     process. With
     ``terminal`` (a pseudo-terminal's path) the run's stdin, stdout and stderr are that terminal, and what
-    it writes is read there, not returned."""
+    it writes is read there, not returned. With ``pipes`` its stdout and stderr are pipes (named ones, read
+    here while it writes), as `subprocess.run(capture_output=True)` gives them, not files."""
     global _broken, _forked_cpu
     if not _lock.acquire(blocking=False):
         return None
@@ -81,6 +109,7 @@ def run(
             return None
         with tempfile.TemporaryDirectory(prefix="mathcomp-run-") as scratch:
             out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
+            readers = [_drained(path) for path in (out, err)] if pipes else []
             request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
                        "timeout": timeout, "module": module}  # fmt: skip
             if terminal is not None:
@@ -91,6 +120,7 @@ def run(
                 reply = json.loads(parent.stdout.readline() or b"{}")
             except (OSError, ValueError):
                 reply = {}
+            read = [reader() for reader in readers]
             if not reply:
                 _broken = True  # the parent died: every later run starts afresh
                 return None
@@ -100,7 +130,7 @@ def run(
                 raise subprocess.TimeoutExpired(command, timeout)
             if terminal is not None:
                 return subprocess.CompletedProcess(command, int(reply["returncode"]), "", "")
-            stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
+            stdout, stderr = read or [out.read_text(errors="replace"), err.read_text(errors="replace")]
             return subprocess.CompletedProcess(command, int(reply["returncode"]), stdout, stderr)
     finally:
         _lock.release()
