@@ -115,7 +115,8 @@ def untrained_model(always_more_model: Path, tmp_path_factory: pytest.TempPathFa
 
 @pytest.fixture(scope="session")
 def openai_server(always_more_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`transformers serve` on 127.0.0.1 with the tiny model, for the whole test session."""
+    """`transformers serve` on 127.0.0.1 with the tiny model, for the whole test session; the tests that use
+    it share the xdist group ``openai-server``, so that one worker starts it."""
     with transformers_serve(always_more_model, tmp_path_factory.mktemp("server") / "serve.log") as url:
         yield url
 

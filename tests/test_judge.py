@@ -38,6 +38,7 @@ def _permissive(tmp_path: Path, model: str) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("openai-server")  # with test_suite_api's: one worker starts the session's server
 def test_declined_answers_are_decided_by_a_real_judge_model_and_counted(
     tmp_path: Path, untrained_model: Path, always_more_model: Path, openai_server: str
 ) -> None:

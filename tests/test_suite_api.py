@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers.servers import transformers_serve
 from helpers.suite_runner import REPO, run_suite
 
@@ -14,6 +15,7 @@ def _permissive(tmp_path: Path, model: str) -> Path:
     return path
 
 
+@pytest.mark.xdist_group("openai-server")  # with test_judge's: one worker starts the session's server
 def test_openai_compatible_server_through_litellm(
     tmp_path: Path, always_more_model: Path, openai_server: str
 ) -> None:

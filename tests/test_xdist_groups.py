@@ -31,3 +31,19 @@ def test_tests_of_one_xdist_group_run_on_one_worker(
     runs = [json.loads(line) for line in seen.read_text().splitlines()]
     assert len(runs) == 8
     assert len({worker for _, worker in runs}) == 1, f"the group was split across workers: {sorted(runs)}"
+
+
+def test_every_test_that_asks_for_the_sessions_openai_server_is_in_its_group() -> None:
+    """`openai_server` (tests/conftest.py) is a session fixture: each worker that runs a test asking for it
+    starts a `transformers serve` of its own, so every such test carries the group ``openai-server``."""
+    import ast
+    from pathlib import Path
+
+    users = []
+    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any(a.arg == "openai_server" for a in node.args.args):
+                marks = [ast.unparse(d) for d in node.decorator_list]
+                users.append((path.name, node.name, "pytest.mark.xdist_group('openai-server')" in marks))
+    assert len(users) >= 2, users
+    assert [u for u in users if not u[2]] == []
