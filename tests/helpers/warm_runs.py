@@ -96,10 +96,9 @@ def run(
     starts a fresh interpreter. What the preloaded libraries read from the environment as they import, they
     read from the worker's: a run that needs another value there (HF_*, LITELLM_*, TORCH*, PYTHON* but
     PYTHONPATH) sets MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own
-    process. With
-    ``terminal`` (a pseudo-terminal's path) the run's stdin, stdout and stderr are that terminal, and what
-    it writes is read there, not returned. With ``pipes`` its stdout and stderr are pipes (named ones, read
-    here while it writes), as `subprocess.run(capture_output=True)` gives them, not files."""
+    process. With ``terminal`` (a pseudo-terminal's path) the run's stdin, stdout and stderr are that
+    terminal, and what it writes is read there, not returned. With ``pipes`` its stdout and stderr are pipes
+    (named ones, read here while it writes), as `subprocess.run(capture_output=True)` gives them, not files."""
     global _broken, _forked_cpu
     if not _lock.acquire(blocking=False):
         return None
