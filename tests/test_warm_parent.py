@@ -149,7 +149,6 @@ def test_a_run_past_its_time_is_killed_and_said_as_subprocess_says_it(project: P
         pytest_process(["-p", "no:cacheprovider", "test_slow.py"], cwd=project, env=_env(project, "x"), timeout=3)
 
 
-
 @pytest.mark.parametrize("argv", [["plan", "--framings", "neutral"], ["merge", "--no-such-option"]])
 def test_a_forked_command_line_run_is_the_fresh_one(argv: list[str], tmp_path: Path) -> None:
     """`python -m mathcomp_tests ARGS` forked (module "mathcomp_tests") prints and exits as a fresh one."""
