@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers import warm_runs
-from helpers.suite_runner import REPO
+from helpers.suite_runner import REPO, pytest_process
 
 # The demo model with no cache: loading it and answering 10 prompts outlasts the bar's 1 s delay.
 ARGS = ("--framings=neutral", "--positions=begin", "--limit=10", "--no-cache", "-p", "no:cacheprovider")
@@ -92,9 +92,6 @@ def test_ci_shows_no_bar_even_on_a_terminal(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_pipe_gets_no_bar(tmp_path: Path) -> None:
-    command, env = suite_command(tmp_path), terminal_env()
-    proc = warm_runs.run(command[3:], REPO, env, timeout=300, pipes=True) or subprocess.run(
-        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300
-    )
+    proc = pytest_process(suite_command(tmp_path)[3:], env=terminal_env(), timeout=300, pipes=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout and not ANY_BAR.search(proc.stdout + proc.stderr)

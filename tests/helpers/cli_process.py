@@ -4,9 +4,7 @@ about `python -m` itself (its usage line, its entry module) start a fresh interp
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from helpers import warm_runs
@@ -18,10 +16,4 @@ def mathcomp_process(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m mathcomp_tests ARGS` from ``cwd`` with ``env`` (this process's environment): its exit code,
     stdout and stderr."""
-    argv = [str(a) for a in args]
-    environ = os.environ.copy() if env is None else env
-    forked = warm_runs.run(argv, cwd, environ, timeout, module="mathcomp_tests")
-    if forked is not None:
-        return forked
-    command = [sys.executable, "-m", "mathcomp_tests", *argv]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environ)
+    return warm_runs.process("mathcomp_tests", [str(a) for a in args], cwd, env, timeout)

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,18 +77,18 @@ def suite_args(workdir: Path, *args: str, cache: bool = True, generated: bool = 
 
 
 def pytest_process(
-    args: list[str], *, cwd: Path = REPO, env: dict[str, str] | None = None, timeout: float = 600
+    args: list[str],
+    *,
+    cwd: Path = REPO,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+    pipes: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m pytest ARGS` in a process of its own, in ``cwd`` (the repository root) with ``env`` (this
     process's environment): its exit code, stdout and stderr. The process is forked from this worker's warm
-    parent (helpers/warm_parent.py) where one is running and free, else started afresh;
+    parent (helpers/warm_parent.py) where one is running and free, else started afresh (warm_runs.process);
     ``subprocess.TimeoutExpired`` when it runs past ``timeout`` (it is killed)."""
-    environ = dict(os.environ if env is None else env)
-    forked = warm_runs.run(args, cwd, environ, timeout)
-    if forked is not None:
-        return forked
-    command = [sys.executable, "-m", "pytest", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environ)
+    return warm_runs.process("pytest", args, cwd, env, timeout, pipes=pipes)
 
 
 def share_checked(folder: Path, *, into_run: bool) -> None:

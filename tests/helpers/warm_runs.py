@@ -133,3 +133,18 @@ def run(
             return subprocess.CompletedProcess(command, int(reply["returncode"]), stdout, stderr)
     finally:
         _lock.release()
+
+
+def process(
+    module: str, args: list[str], cwd: Path, env: dict[str, str] | None, timeout: float, pipes: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE ARGS` in a process of its own, in ``cwd`` with ``env`` (this process's environment
+    when None): forked from the warm parent where one is free (``run``), else a fresh interpreter; its exit
+    code, stdout and stderr (pipes, as a fresh one writes into, with ``pipes``). ``subprocess.TimeoutExpired``
+    when it runs past ``timeout`` (it is killed)."""
+    environ = dict(os.environ if env is None else env)
+    forked = run(args, cwd, environ, timeout, module=module, pipes=pipes)
+    if forked is not None:
+        return forked
+    command = [sys.executable, "-m", module, *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=environ)
