@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.shared_runs import SMOLLM2_SCORED
+from helpers.shared_runs import SCORED_LABELS
 from helpers.suite_runner import SuiteRun, run_suite
 from helpers.vllm_serving import VLLM_PYTHON, float32_server, loose_ceilings
 
@@ -30,8 +30,6 @@ needs_vllm = pytest.mark.skipif(
 one_server = pytest.mark.xdist_group("smollm2-vllm")  # one worker, so one server
 SERVED = ("--model=vllm:smollm2-135m", "--vllm-dtype=float32")
 GENERATED = ("--limit=8", "--positions=end", "--framings=neutral,direct-less", "--formats=one-word,json")
-SCORED = SMOLLM2_SCORED[1:]
-"""The selection and scoring of hf's run (helpers/shared_runs.SMOLLM2_SCORED, the model aside)."""
 LABEL_AGREEMENT = 0.9
 """Share of the tier's generated answers whose reading (label, or invalid) must match hf's. Measured on
 this model, float32 on both sides: 32 of 32 here, 240 of 240 in benchmarks/smollm2_vllm.py
@@ -117,7 +115,7 @@ def test_label_logprobs_through_vllm_are_hfs(
     vllm_url: str, tmp_path: Path, smollm2_label_logprobs: SuiteRun
 ) -> None:
     served = run_suite(
-        tmp_path / "vllm", *SERVED, *SCORED, f"--api-base={vllm_url}", *loose_ceilings(tmp_path)
+        tmp_path / "vllm", *SERVED, *SCORED_LABELS, f"--api-base={vllm_url}", *loose_ceilings(tmp_path)
     )
     assert served.returncode == 0, served.output[-3000:]
     local = smollm2_label_logprobs  # hf under the same selection and scoring (conftest.py)

@@ -33,11 +33,10 @@ RUNS = "runs.json"
 """Beside a shared folder's runs: each one's exit status, output and run folder."""
 FORMATS = ("--model=symbolic", "--limit=12", "--framings=neutral,direct-less")
 """The two formats' runs: four cases each."""
-SMOLLM2_SCORED = (
-    "--model=smollm2-135m", "--limit=12", "--positions=end", "--framings=neutral", "--formats=one-word,json",
-    "--scoring=logprob",
-)  # fmt: skip
-"""SmolLM2's label probabilities under hf: 24 prompts, two cases."""
+SCORED_LABELS = ("--limit=12", "--positions=end", "--framings=neutral", "--formats=one-word,json", "--scoring=logprob")
+"""The selection and scoring of SmolLM2's label-probability runs: 24 prompts, two cases."""
+SMOLLM2_SCORED = ("--model=smollm2-135m", *SCORED_LABELS)
+"""SmolLM2's label probabilities under hf."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,8 @@ def started(run: SuiteRun) -> dt.datetime:
 def past_the_second_of(run: SuiteRun) -> None:
     """Return once a run started now would have a later run id time than ``run``: two symbolic runs can
     start within one second, and nights of one second are ordered by their ids' random part."""
-    while dt.datetime.now().replace(microsecond=0) <= started(run):
+    second = started(run)
+    while dt.datetime.now().replace(microsecond=0) <= second:
         time.sleep(0.05)
 
 
