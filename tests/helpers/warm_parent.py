@@ -30,10 +30,18 @@ import contextlib
 import importlib.util
 import json
 import os
+import select
 import signal
+import socket
 import sys
 import time
+from dataclasses import dataclass, field
 from typing import Any
+
+if __package__:  # imported by a test as helpers.warm_parent
+    from . import warm_python
+else:  # run as a script: its own folder (tests/helpers) is first on sys.path
+    import warm_python  # type: ignore[no-redef]
 
 PRELOADED = (
     "torch", "transformers", "transformers.models.llama.modeling_llama", "litellm", "sympy", "psutil", "accelerate",
@@ -96,10 +104,12 @@ def preload() -> None:
     gc.freeze()  # what was imported here is never garbage: pytest's collections at exit skip it
 
 
-def child(request: dict[str, Any]) -> None:
+def child(request: dict[str, Any], inherited: list[int]) -> None:
     """In the forked child: become `python -m pytest ARGS` in ``cwd`` with ``env``, and exit with its code."""
     code = 1
     try:
+        for fd in inherited:  # the parent's socket ends: not the child's to hold
+            os.close(fd)
         null = os.open(request.get("stdin", os.devnull), os.O_RDONLY)
         out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -115,9 +125,19 @@ def child(request: dict[str, Any]) -> None:
             if entry and entry not in sys.path:  # a fresh interpreter reads PYTHONPATH as it starts
                 sys.path.insert(1, entry)
         code = _run_module(request.get("module", "pytest"), request["args"])
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    _exit(code)
+
+
+def _exit(code: int) -> None:
+    """End the child as the interpreter ends: wait for its threads, run its exit functions, flush."""
+    try:
         import threading
 
-        threading._shutdown()  # type: ignore[attr-defined]  # as the interpreter does at exit: wait for threads
+        threading._shutdown()  # type: ignore[attr-defined]
         import atexit
 
         atexit._run_exitfuncs()
@@ -149,31 +169,166 @@ def _run_module(module: str, args: list[str]) -> int:
         return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
 
 
-def run(request: dict[str, Any]) -> dict[str, Any]:
-    """Fork one child for ``request`` and wait for it, killing it when its time is up."""
-    pid = os.fork()
-    if pid == 0:
-        child(request)
-    deadline = time.monotonic() + float(request["timeout"])
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return {"returncode": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime}
-        if time.monotonic() > deadline:  # hang guard
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return {"timed_out": True}
-        time.sleep(0.02)
+@dataclass
+class Running:
+    """A forked child and where its end goes: a reply line on stdout, or the stand-in's socket."""
+
+    deadline: float | None
+    conn: socket.socket | None = None
+
+
+@dataclass
+class Parent:
+    listener: socket.socket | None
+    started_with: dict[str, str]
+    """The environment the parent started with: a command whose READ_AT_IMPORT values differ runs afresh."""
+    running: dict[int, Running] = field(default_factory=dict)
+    served_cpu: float = 0.0
+    """CPU seconds of the children the stand-ins asked for, not yet reported (a "usage" request)."""
+
+    def sockets(self) -> list[socket.socket]:
+        ends = [r.conn for r in self.running.values() if r.conn is not None]
+        return ([self.listener] if self.listener is not None else []) + ends
+
+    def start(self, request: dict[str, Any]) -> None:
+        """A stdin request: fork its child (or answer a usage request at once)."""
+        if request.get("usage"):
+            _reply({"cpu": self.served_cpu})
+            self.served_cpu = 0.0
+            return
+        inherited = [s.fileno() for s in self.sockets()]
+        pid = os.fork()
+        if pid == 0:
+            child(request, inherited)
+        self.running[pid] = Running(time.monotonic() + float(request["timeout"]))
+
+    def accept(self) -> None:
+        """A stand-in's command: fork it, or send it back to run afresh."""
+        assert self.listener is not None
+        conn, _ = self.listener.accept()
+        conn.settimeout(30)
+        fds: list[int] = []
+        try:
+            message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+            while not message.endswith(b"\n"):
+                more = conn.recv(1 << 20)
+                if not more:
+                    raise ValueError("the stand-in closed before its request ended")
+                message += more
+            request = json.loads(message)
+            why = warm_python.refusal(request, self.started_with)
+            command = warm_python.parsed(request["argv"])
+            if why is not None or command is None or len(fds) != 3:
+                conn.sendall(json.dumps({"refused": why or "no stdin, stdout and stderr"}).encode() + b"\n")
+                conn.close()
+                return
+            inherited = [s.fileno() for s in self.sockets()] + [conn.fileno()]
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    for fd in inherited:
+                        os.close(fd)
+                    for source, target in zip(fds, (0, 1, 2), strict=True):
+                        os.dup2(source, target)
+                    for fd in fds:
+                        if fd > 2:
+                            os.close(fd)
+                    warm_python.dispose(request.get("ignored", []))
+                    code = warm_python.run(command, request["cwd"], request["env"])
+                except BaseException:
+                    import traceback
+
+                    traceback.print_exc()
+                _exit(code)
+            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+            self.running[pid] = Running(None, conn)
+        except (OSError, ValueError) as failed:
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps({"refused": str(failed)}).encode() + b"\n")
+            conn.close()
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def hung_up(self, conn: socket.socket) -> None:
+        """A stand-in's socket is readable: it ended (killed), so its command is killed too."""
+        for pid, running in self.running.items():
+            if running.conn is conn:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                conn.close()
+                running.conn = None
+
+    def reap(self) -> None:
+        """Answer for every child that ended; kill those whose time is up."""
+        while self.running:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            running = self.running.pop(pid)
+            cpu = usage.ru_utime + usage.ru_stime
+            ended = {"returncode": os.waitstatus_to_exitcode(status), "cpu": cpu}
+            if running.deadline is not None:
+                _reply(ended)
+            elif running.conn is not None:
+                self.served_cpu += cpu
+                with contextlib.suppress(OSError):
+                    running.conn.sendall(json.dumps(ended).encode() + b"\n")
+                running.conn.close()
+            else:
+                self.served_cpu += cpu
+        for pid, running in list(self.running.items()):
+            if running.deadline is not None and time.monotonic() > running.deadline:  # hang guard
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                del self.running[pid]
+                _reply({"timed_out": True})
+
+    def serve(self) -> None:
+        """Until stdin closes: stdin's requests and the stand-ins' connections, each child as it ends."""
+        pending = b""
+        while True:
+            watched: list[Any] = [0, *self.sockets()]
+            readable, _, _ = select.select(watched, [], [], 0.02 if self.running else None)
+            for source in readable:
+                if source == 0:
+                    chunk = os.read(0, 1 << 16)
+                    if not chunk:
+                        self.end()
+                        return
+                    pending += chunk
+                    while b"\n" in pending:
+                        line, pending = pending.split(b"\n", 1)
+                        self.start(json.loads(line))
+                elif source is self.listener:
+                    self.accept()
+                else:
+                    self.hung_up(source)
+            self.reap()
+
+    def end(self) -> None:
+        for pid in self.running:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _reply(message: dict[str, Any]) -> None:
+    sys.stdout.buffer.write(json.dumps(message).encode() + b"\n")
+    sys.stdout.buffer.flush()
 
 
 def main() -> None:
+    started_with = dict(os.environ)  # before the imports, some of which set variables of their own
     preload()
-    replies = sys.stdout.buffer
-    replies.write(b'{"ready": true}\n')
-    replies.flush()
-    for line in sys.stdin.buffer:
-        replies.write(json.dumps(run(json.loads(line))).encode() + b"\n")
-        replies.flush()
+    listener = None
+    if len(sys.argv) > 1:  # the stand-ins' socket
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(sys.argv[1])
+        listener.listen(16)
+    _reply({"ready": True})
+    Parent(listener, started_with).serve()
 
 
 if __name__ == "__main__":

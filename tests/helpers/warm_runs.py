@@ -6,12 +6,16 @@ import atexit
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from . import warm_python
 
 PARENT = Path(__file__).with_name("warm_parent.py")
 SWITCH = "MATHCOMP_TESTS_WARM"
@@ -21,12 +25,55 @@ _lock = threading.Lock()
 _parent: subprocess.Popen[bytes] | None = None
 _broken = False
 _forked_cpu = 0.0
+_folder: Path | None = None
+_python: str | None = None
+"""The warm parent's scratch folder: its socket, and the stand-ins (helpers/warm_shim.py) that use it."""
 
 
 def forked_cpu() -> float:
-    """CPU seconds (user and system) the runs forked so far from this process's warm parent spent: they are
-    the parent's children, not this process's, so `resource.RUSAGE_CHILDREN` here never sees them."""
+    """CPU seconds (user and system) the runs forked so far from this process's warm parent spent, those
+    the stand-ins asked for included: they are the parent's children, not this process's, so
+    `resource.RUSAGE_CHILDREN` here never sees them."""
+    global _forked_cpu
+    if _parent is not None and _parent.poll() is None and _lock.acquire(blocking=False):
+        try:
+            reply = _ask({"usage": True})
+            _forked_cpu += float(reply.get("cpu", 0.0))
+        finally:
+            _lock.release()
     return _forked_cpu
+
+
+def _ask(request: dict[str, Any]) -> dict[str, Any]:
+    """One request to the running warm parent and its reply ({} when it is gone)."""
+    assert _parent is not None and _parent.stdin is not None and _parent.stdout is not None
+    try:
+        _parent.stdin.write(json.dumps(request).encode() + b"\n")
+        _parent.stdin.flush()
+        return dict(json.loads(_parent.stdout.readline() or b"{}"))
+    except (OSError, ValueError):
+        return {}
+
+
+def stand_ins(scripts: dict[str, list[str]]) -> dict[str, Path] | None:
+    """Stand-ins for ``python`` and console scripts (name -> what goes before the arguments: [] for python,
+    [the script's path] for a console script) that have the warm parent run their commands
+    (helpers/warm_python.py); None where no warm parent runs, and the real ones are to be used."""
+    with _lock:
+        if _started() is None or _folder is None:
+            return None
+        folder = Path(tempfile.mkdtemp(prefix="shims-", dir=_folder))
+        return warm_python.write_shims(folder, str(_folder / "socket"), scripts)
+
+
+def python() -> str:
+    """The interpreter to start a command with: the warm parent's stand-in for ``python`` (the command is
+    forked from the parent, signals passed on: helpers/warm_shim.py), else this interpreter."""
+    global _python
+    if _python is None:
+        found = stand_ins({"python": []})
+        _python = str(found["python"]) if found else sys.executable
+    return _python
 
 
 def _started() -> subprocess.Popen[bytes] | None:
@@ -34,11 +81,14 @@ def _started() -> subprocess.Popen[bytes] | None:
     global _parent, _broken
     if _parent is not None and _parent.poll() is None:
         return _parent
+    global _folder
     if _broken or not hasattr(os, "fork") or os.environ.get(SWITCH) == "0":
         return None
+    _folder = Path(tempfile.mkdtemp(prefix="mathcomp-warm-"))
     proc = subprocess.Popen(
-        [sys.executable, str(PARENT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy()
-    )
+        [sys.executable, str(PARENT), str(_folder / "socket")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy(),
+    )  # fmt: skip
     assert proc.stdout is not None
     if json.loads(proc.stdout.readline() or b"{}").get("ready") is not True:
         proc.kill()
@@ -56,6 +106,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+    if _folder is not None:
+        shutil.rmtree(_folder, ignore_errors=True)
 
 
 def _drained(path: Path) -> Callable[[], str]:
@@ -113,12 +165,7 @@ def run(
                        "timeout": timeout, "module": module}  # fmt: skip
             if terminal is not None:
                 request.update(stdin=terminal, stdout=terminal, stderr=terminal)
-            try:
-                parent.stdin.write(json.dumps(request).encode() + b"\n")
-                parent.stdin.flush()
-                reply = json.loads(parent.stdout.readline() or b"{}")
-            except (OSError, ValueError):
-                reply = {}
+            reply = _ask(request)
             read = [reader() for reader in readers]
             if not reply:
                 _broken = True  # the parent died: every later run starts afresh

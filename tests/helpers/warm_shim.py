@@ -1,0 +1,63 @@
+"""A stand-in for ``python`` (or for a console script of the project) that has its command run by a warm
+parent (helpers/warm_parent.py) instead of a fresh interpreter; helpers/warm_python.py writes copies of it
+with REAL, SOCKET and PREFIX filled in, and runs them with ``python -I -S``, so it costs a few milliseconds.
+
+It hands the parent its command line, working directory, environment and its stdin, stdout and stderr (the
+descriptors themselves) and the signals it was started ignoring (the command ignores them too), waits for
+the process the parent forks, passes on every other signal it is sent that a process can catch (so a
+runner's SIGINT reaches the command), and exits as the command did: with its code,
+or killed by its signal. Killed itself (SIGKILL), it leaves nothing: the parent kills the command when this
+process's end of the socket closes. Where the parent cannot run the command as a fresh interpreter would
+(an option it does not know, another value of an environment variable its libraries read as they import) or
+cannot be reached, this process becomes the real interpreter (``exec``), with the same arguments.
+"""
+
+import json
+import os
+import signal
+import socket
+import sys
+
+REAL = "@REAL@"
+SOCKET = "@SOCKET@"
+PREFIX: list[str] = json.loads("@PREFIX@")
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def fresh() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+    os.execv(REAL, [REAL, *PREFIX, *sys.argv[1:]])
+
+
+def main() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # held until they can be passed on, not lost
+    ignored = [int(sig) for sig in FORWARDED if signal.getsignal(sig) == signal.SIG_IGN]  # nohup's SIGHUP, say
+    request = {"argv": [*PREFIX, *sys.argv[1:]], "cwd": os.getcwd(), "env": dict(os.environ), "ignored": ignored}
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(SOCKET)
+        socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
+        replies = conn.makefile("rb")
+        started = json.loads(replies.readline() or b"{}")
+    except (OSError, ValueError):
+        fresh()
+    if "pid" not in started:
+        fresh()
+    pid = int(started["pid"])
+    for sig in FORWARDED:
+        if sig not in ignored:
+            signal.signal(sig, lambda number, _frame: os.kill(pid, number))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+    line = replies.readline()  # a signal passed on does not cut the wait
+    if not line:
+        sys.stderr.write("the warm parent ended before the command did\n")
+        sys.exit(1)
+    ended = json.loads(line)
+    code = int(ended["returncode"])
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    sys.exit(code)
+
+
+main()

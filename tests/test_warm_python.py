@@ -1,0 +1,113 @@
+"""The warm parent's stand-ins for ``python`` (helpers/warm_python.py, helpers/warm_shim.py): a command they
+run is the one a fresh interpreter runs, in what it sees, what it returns and how signals reach it; what they
+cannot run so goes to a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import warm_python, warm_runs
+
+PROBE = """
+import json, os, sys
+print(json.dumps({"argv": sys.argv, "cwd": os.getcwd(), "value": os.environ.get("PROBE_VALUE"),
+                  "path0": sys.path[0], "stdin": sys.stdin.read(), "pid": os.getpid(),
+                  "parent": os.getppid(), "tty": sys.stdout.isatty()}))
+print("to stderr", file=sys.stderr)
+sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
+"""
+
+
+@pytest.fixture(scope="module")
+def python() -> str:
+    found = warm_runs.stand_ins({"python": []})
+    if found is None:
+        pytest.skip("no warm parent here (MATHCOMP_TESTS_WARM=0, or no fork)")
+    return str(found["python"])
+
+
+def _probe(interpreter: str, tmp_path: Path, *argv: str, **env: str) -> tuple[dict[str, object], str, int]:
+    done = subprocess.run(
+        [interpreter, *argv], cwd=tmp_path, input="from stdin", capture_output=True, text=True,
+        env={**os.environ, **env}, timeout=120,
+    )  # fmt: skip
+    return json.loads(done.stdout), done.stderr, done.returncode
+
+
+@pytest.mark.parametrize("form", ["-c", "script", "-m"])
+def test_a_command_run_by_the_stand_in_is_the_fresh_one(python: str, tmp_path: Path, form: str) -> None:
+    (tmp_path / "probe.py").write_text(PROBE)
+    argv = {"-c": ["-c", PROBE, "a b"], "script": ["probe.py", "a b"], "-m": ["-m", "probe", "a b"]}[form]
+    forked, forked_err, forked_code = _probe(python, tmp_path, *argv, PROBE_VALUE="one", PROBE_EXIT="3")
+    fresh, fresh_err, fresh_code = _probe(sys.executable, tmp_path, *argv, PROBE_VALUE="one", PROBE_EXIT="3")
+    assert forked["parent"] != os.getpid(), "forked from the warm parent, not started here"
+    for result in (forked, fresh):
+        result.pop("pid"), result.pop("parent")
+    assert (forked, forked_err, forked_code) == (fresh, fresh_err, fresh_code)
+    assert fresh["stdin"] == "from stdin" and fresh_code == 3
+
+
+def test_signals_reach_the_command_and_its_end_is_the_stand_ins(python: str, tmp_path: Path) -> None:
+    code = "import sys, time\ntry:\n    print('up', flush=True)\n    time.sleep(60)\n"
+    code += "except KeyboardInterrupt:\n    sys.exit(7)"
+    for sig, ended in ((signal.SIGINT, 7), (signal.SIGTERM, -signal.SIGTERM)):
+        proc = subprocess.Popen([python, "-c", code], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdout.readline() == "up\n"
+        proc.send_signal(sig)
+        assert proc.wait(60) == ended
+
+
+def test_a_killed_stand_in_leaves_no_command_running(python: str, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    code = f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)"
+    proc = subprocess.Popen([python, "-c", code])
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the command never started"  # hang guard
+        time.sleep(0.05)
+    command = int(pid_file.read_text())
+    proc.kill()
+    proc.wait(30)
+    while Path(f"/proc/{command}").exists() and "zombie" not in Path(f"/proc/{command}/status").read_text():
+        assert time.monotonic() < deadline, "the command outlived its killed stand-in"  # hang guard
+        time.sleep(0.05)
+
+
+def test_what_a_preloaded_library_reads_at_import_sends_the_command_to_a_fresh_interpreter(
+    python: str, tmp_path: Path
+) -> None:
+    code = "import os, sys; print(os.getppid())"
+    other = {"HF_HUB_OFFLINE": "0" if os.environ.get("HF_HUB_OFFLINE") == "1" else "1"}
+    for argv, env in ((["-X", "dev", "-c", code], {}), (["-c", code], other)):
+        done = subprocess.run([python, *argv], capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
+        assert done.returncode == 0 and int(done.stdout) == os.getpid(), "the stand-in became the interpreter"
+
+
+def test_the_refusals() -> None:
+    started = {"HF_HUB_OFFLINE": "1", "PATH": "/bin"}
+    env = {**started, "PATH": "/usr/bin", "PYTHONPATH": "x", "PYTHON": "python3"}
+    ok = {"argv": ["-u", "-m", "pytest"], "cwd": "/", "env": env}
+    assert warm_python.refusal(ok, started) is None, "PATH is read later, PYTHONPATH the child applies, PYTHON unread"
+    assert warm_python.refusal({**ok, "argv": ["-O", "-c", "pass"]}, started) is not None
+    assert warm_python.refusal({**ok, "argv": []}, started) is not None, "an interactive interpreter"
+    assert warm_python.refusal({**ok, "env": {"PYTHONHASHSEED": "0", **started}}, started) is not None
+    assert warm_python.refusal({**ok, "env": {}}, started) is not None, "HF_HUB_OFFLINE unset is another value"
+
+
+def test_a_signal_the_stand_in_was_started_ignoring_the_command_ignores_too(python: str) -> None:
+    """`nohup` leaves SIGHUP ignored in every process it starts: so in the command, and no other signal."""
+    shown = "import signal; print([signal.getsignal(s) == signal.SIG_IGN for s in (signal.SIGHUP, signal.SIGTERM)])"
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        ignoring = subprocess.run([python, "-c", shown], capture_output=True, text=True, timeout=60).stdout
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    not_ignoring = subprocess.run([python, "-c", shown], capture_output=True, text=True, timeout=60).stdout
+    assert (ignoring.strip(), not_ignoring.strip()) == ("[True, False]", "[False, False]")
