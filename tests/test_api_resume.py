@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from helpers import warm_runs
 from helpers.cache_rows import cached_rows
 from helpers.fault_server import OK, Fault, FaultServer, always_ok
 from helpers.suite_runner import REPO, run_suite
@@ -35,7 +35,7 @@ def test_sigkill_half_way_then_rerun_sends_only_the_unanswered(tmp_path: Path) -
             "--max-concurrency=2",
             f"--thresholds={thresholds}",
         )
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+        command = [warm_runs.python(), "-m", "pytest", "-p", "no:cacheprovider"]
         command += [f"--reports-dir={tmp_path / 'reports'}", f"--cache-dir={tmp_path / 'cache'}", *args]
         cache = tmp_path / "cache" / "responses.sqlite"
         with open(tmp_path / "killed.log", "wb") as log:

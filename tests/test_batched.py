@@ -15,6 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from helpers import warm_runs
 from helpers.cache_rows import cached_rows
 from helpers.fault_server import OK, Fault, FaultServer
 from helpers.spies import count_calls
@@ -236,7 +237,7 @@ def test_a_server_stopped_mid_run_stops_the_run_with_one_error_and_nothing_answe
         stack.enter_context(server.running())
         args[1] = f"--api-base={server.url}"
         command = [
-            sys.executable,
+            warm_runs.python(),
             "-m",
             "pytest",
             "-p",

@@ -3,13 +3,12 @@ no section for it, or to a section that extends the base's; the header and summa
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import warm_runs
 from helpers.suite_runner import REPO, run_suite
 
 DEMO = "hf:fixtures/models/mathcomp-tiny"
@@ -33,8 +32,8 @@ def cue_follower(tmp_path_factory: pytest.TempPathFactory) -> Path:
     question says "more", every other framing held to the base's own label probabilities."""
     out = tmp_path_factory.mktemp("models") / "cue-follower"
     proc = subprocess.run(
-        [sys.executable, "-m", "training.finetune", "--out", str(out), "--cue-only", "more", f"--steps={CUE_STEPS}"],
-        cwd=REPO, capture_output=True, text=True, timeout=900, env=os.environ.copy(),
+        [warm_runs.python(), "-m", "training.finetune", "--out", str(out), "--cue-only=more", f"--steps={CUE_STEPS}"],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out

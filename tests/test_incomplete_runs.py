@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import hold_collection
+from helpers import hold_collection, warm_runs
 from helpers.fault_server import Fault, FaultServer
 from helpers.plugin_env import with_test_plugins
 from helpers.suite_runner import REPO, run_suite
@@ -51,9 +51,12 @@ def _api(server: FaultServer, workdir: Path, *extra: str) -> tuple[str, ...]:
 
 
 def _start(workdir: Path, *args: str) -> subprocess.Popen[str]:
-    """The suite as a user starts it, in a process group of its own (a CI runner's job), without waiting."""
+    """The suite as a user starts it, in a process group of its own (a CI runner's job), without waiting.
+    Without xdist it is forked from the warm parent (its stand-in passes signals on); with it (-n), whose
+    workers a signal to the group reaches too, it is a fresh interpreter and its workers its children."""
+    python = sys.executable if "-n" in args else warm_runs.python()
     command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={workdir / 'reports'}",
+        python, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={workdir / 'reports'}",
         "--deselect=mathcomp_tests/suite/test_generated.py", "--no-cache", *args,
     ]  # fmt: skip
     return subprocess.Popen(

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+from helpers import warm_runs
 from helpers.merge_cli import merge
 from helpers.suite_runner import REPO
 
@@ -25,13 +25,14 @@ def test_the_slurm_script_runs_as_written(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     sbatch = bin_dir / "sbatch"
-    sbatch.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m helpers.fake_sbatch "$@"\n')
+    python = warm_runs.python()  # the warm parent's stand-in where there is one: the commands forked, not started
+    sbatch.write_text(f'#!/bin/sh\nexec "{python}" -m helpers.fake_sbatch "$@"\n')
     sbatch.chmod(0o755)
     env = {
         **os.environ,
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         "PYTHONPATH": str(Path(__file__).parent),
-        "PYTHON": sys.executable,
+        "PYTHON": python,
         "FAKE_SBATCH_LOG": str(tmp_path / "jobs.jsonl"),
         "MATHCOMP_MODEL": "symbolic",
         "MATHCOMP_SHARDS": "2",
@@ -94,7 +95,7 @@ def test_the_kubernetes_manifest_is_an_indexed_job_with_the_count_the_suite_read
             if not a.startswith("--model=")
         ]
         ran = subprocess.run(
-            [sys.executable if pod[0] == "python" else pod[0], *pod[1:], *small, "--generated=0"],
+            [warm_runs.python() if pod[0] == "python" else pod[0], *pod[1:], *small, "--generated=0"],
             cwd=REPO, env={**os.environ, **env, "JOB_COMPLETION_INDEX": str(index)}, capture_output=True,
             text=True, timeout=600,
         )  # fmt: skip

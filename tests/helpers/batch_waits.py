@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -15,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from . import warm_runs
 from .suite_runner import REPO, SuiteRun, run_suite
 
 
@@ -40,7 +40,7 @@ START = 180.0
 
 def kill_while_waiting(server: BatchFake, workdir: Path, args: Sequence[str]) -> None:
     """Start the suite, wait until it created a batch and recorded it, then kill -9 it while it waits."""
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    command = [warm_runs.python(), "-m", "pytest", "-p", "no:cacheprovider"]
     command += [f"--reports-dir={workdir / 'reports'}", f"--cache-dir={workdir / 'cache'}"]
     command += ["--deselect=mathcomp_tests/suite/test_generated.py", *args]
     with open(workdir / "killed.log", "wb") as log:

@@ -9,7 +9,10 @@ actions/upload-artifact, upload-pages-artifact and download-artifact (one run's 
 each artifact in a folder of its name). A job's `outputs:` and its result are what later jobs read as
 needs.<job>.outputs.* and needs.<job>.result. Checkout,
 setup-python and the steps named "Set up" (the installs) are not run: the test runs in a checkout it made, in
-the virtualenv set up already, first on PATH."""
+the virtualenv set up already, first on PATH. Where this test worker has a warm parent (helpers/warm_runs.py),
+the steps' ``python``, ``.venv/bin/python``, ``mathcomp`` and ``pytest`` are its stand-ins (helpers/warm_python.py): the
+same commands, arguments, environment, descriptors and signals, forked from the parent instead of started
+afresh."""
 
 from __future__ import annotations
 
@@ -29,12 +32,16 @@ from typing import Any
 
 import yaml
 
+from . import warm_runs
+
 SET_UP = ("actions/checkout@", "actions/setup-python@")
 SET_UP_NAME = "Set up"
 EXPRESSION = re.compile(r"\$\{\{\s*([A-Za-z_][\w.-]*(?:\s*\|\|\s*(?:[A-Za-z_][\w.-]*|'[^']*'))*)\s*\}\}")
 """``${{ key }}`` or a fallback chain ``${{ vars.X || 'default' }}`` (keys and quoted literals)."""
 STATUS = {"success()", "failure()", "cancelled()", "always()"}
 COMPARISON = re.compile(r"^([A-Za-z_][\w.-]*)\s*(==|!=)\s*'([^']*)'$")
+VENV_PYTHON = re.compile(r"(?<![\w/.])\.venv/bin/python(?=\s)")
+"""The virtualenv's interpreter as the steps name it (the set-up step made it in the checkout)."""
 SIGINT_WAIT_S, SIGTERM_WAIT_S = 7.5, 2.5
 """How long GitHub's runner waits after each signal it sends a cancelled step (its ProcessInvoker)."""
 
@@ -64,6 +71,7 @@ class FakeCI:
     failed: bool = False
     """A job of this run failed: later jobs see success() false."""
     _job_cwd: Path | None = None
+    _stand_ins: dict[str, Path] | None = None
 
     def job(self, name: str) -> dict[str, Any]:
         return dict(yaml.safe_load(self.workflow.read_text())["jobs"][name])
@@ -149,7 +157,12 @@ class FakeCI:
         temp = self.artifacts.parent / f"{job_name}.runner_temp"
         temp.mkdir(exist_ok=True)
         environment |= {name: str(path) for name, path in files.items()} | {"RUNNER_TEMP": str(temp)}
-        environment["PATH"] = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+        bin_folder = Path(sys.executable).parent
+        if self._stand_ins is None:
+            scripts = {name: [str(bin_folder / name)] for name in ("mathcomp", "pytest")}
+            self._stand_ins = warm_runs.stand_ins({"python": [], **scripts}) or {}
+        front = [str(self._stand_ins["python"].parent)] if self._stand_ins else []
+        environment["PATH"] = ":".join([*front, str(bin_folder), os.environ["PATH"]])
         done: list[Step] = []
         status = "success"
         for step in job["steps"]:
@@ -205,7 +218,10 @@ class FakeCI:
             files["GITHUB_ENV"].with_suffix(".step.sh"),
             files["GITHUB_ENV"].with_suffix(".step.log"),
         )
-        script.write_text(step["run"])
+        text = str(step["run"])
+        if self._stand_ins:
+            text = VENV_PYTHON.sub(str(self._stand_ins["python"]), text)
+        script.write_text(text)
         with log.open("w") as out:
             proc = subprocess.Popen(
                 ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
