@@ -47,7 +47,7 @@ def test_a_command_run_by_the_stand_in_is_the_fresh_one(python: str, tmp_path: P
     argv = {"-c": ["-c", PROBE, "a b"], "script": ["probe.py", "a b"], "-m": ["-m", "probe", "a b"]}[form]
     forked, forked_err, forked_code = _probe(python, tmp_path, *argv, PROBE_VALUE="one", PROBE_EXIT="3")
     fresh, fresh_err, fresh_code = _probe(sys.executable, tmp_path, *argv, PROBE_VALUE="one", PROBE_EXIT="3")
-    assert forked["parent"] != os.getpid(), "forked from the warm parent, not started here"
+    assert forked["parent"] != os.getpid(), f"forked from the warm parent, not started here: {warm_runs.refusals()}"
     for result in (forked, fresh):
         result.pop("pid"), result.pop("parent")
     assert (forked, forked_err, forked_code) == (fresh, fresh_err, fresh_code)
@@ -92,22 +92,50 @@ def test_what_a_preloaded_library_reads_at_import_sends_the_command_to_a_fresh_i
 
 def test_the_refusals() -> None:
     started = {"HF_HUB_OFFLINE": "1", "PATH": "/bin"}
+    imported = {**started, "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor"}
     env = {**started, "PATH": "/usr/bin", "PYTHONPATH": "x", "PYTHON": "python3"}
     ok = {"argv": ["-u", "-m", "pytest"], "cwd": "/", "env": env}
-    assert warm_python.refusal(ok, started) is None, "PATH is read later, PYTHONPATH the child applies, PYTHON unread"
-    assert warm_python.refusal({**ok, "argv": ["-O", "-c", "pass"]}, started) is not None
-    assert warm_python.refusal({**ok, "argv": []}, started) is not None, "an interactive interpreter"
-    assert warm_python.refusal({**ok, "env": {"PYTHONHASHSEED": "0", **started}}, started) is not None
-    assert warm_python.refusal({**ok, "env": {}}, started) is not None, "HF_HUB_OFFLINE unset is another value"
+    assert warm_python.refusal(ok, started, imported) is None, "PATH is read later, PYTHONPATH applied, PYTHON unread"
+    assert warm_python.refusal({**ok, "argv": ["-O", "-c", "pass"]}, started, imported) is not None
+    assert warm_python.refusal({**ok, "argv": []}, started, imported) is not None, "an interactive interpreter"
+    assert warm_python.refusal({**ok, "env": {"PYTHONHASHSEED": "0", **started}}, started, imported) is not None
+    assert warm_python.refusal({**ok, "env": {}}, started, imported) is not None, "HF_HUB_OFFLINE unset differs"
+    torch_set = {**env, "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor"}
+    assert warm_python.refusal({**ok, "env": torch_set}, started, imported) is None, "the value torch sets itself"
+    other = {**env, "TORCHINDUCTOR_CACHE_DIR": "/elsewhere"}
+    assert warm_python.refusal({**ok, "env": other}, started, imported) is not None
 
 
 def test_a_signal_the_stand_in_was_started_ignoring_the_command_ignores_too(python: str) -> None:
     """`nohup` leaves SIGHUP ignored in every process it starts: so in the command, and no other signal."""
     shown = "import signal; print([signal.getsignal(s) == signal.SIG_IGN for s in (signal.SIGHUP, signal.SIGTERM)])"
-    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    try:
-        ignoring = subprocess.run([python, "-c", shown], capture_output=True, text=True, timeout=60).stdout
-    finally:
-        signal.signal(signal.SIGHUP, previous)
-    not_ignoring = subprocess.run([python, "-c", shown], capture_output=True, text=True, timeout=60).stdout
-    assert (ignoring.strip(), not_ignoring.strip()) == ("[True, False]", "[False, False]")
+    seen = [
+        subprocess.run(
+            [python, "-c", shown], capture_output=True, text=True, timeout=60,
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, disposition),  # noqa: B023 (called at once)
+        ).stdout.strip()
+        for disposition in (signal.SIG_IGN, signal.SIG_DFL)
+    ]  # fmt: skip
+    assert seen == ["[True, False]", "[False, False]"]
+
+
+def test_the_warm_parent_has_the_workers_environment_whichever_test_starts_it(tmp_path: Path) -> None:
+    """A test that changed HF_HOME (say) for itself when it happened to start the warm parent left the parent
+    with that value, and every later command of that worker went afresh (refused as another HF_HOME)."""
+    script = tmp_path / "start_under_a_change.py"
+    script.write_text(
+        "import json, os, subprocess, sys\n"
+        "from helpers import warm_runs\n"
+        "kept = os.environ['HF_HOME']\n"
+        "os.environ['HF_HOME'] = kept + '-changed-by-a-test'\n"
+        "python = warm_runs.python()\n"
+        "os.environ['HF_HOME'] = kept\n"
+        "parent = subprocess.run([python, '-c', 'import os; print(os.getppid())'], capture_output=True, text=True)\n"
+        "print(json.dumps({'forked': int(parent.stdout) != os.getpid(), 'refusals': warm_runs.refusals()}))\n"
+    )
+    tests = Path(__file__).parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tests), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen == {"forked": True, "refusals": ""}, seen

@@ -14,14 +14,17 @@ one pytest does not rewrite: a fresh run would rewrite its asserts, the child ca
 so in a warning no fresh run prints. The one difference left: an assert inside the project's own code
 that fails says less in a forked run than in a fresh one.
 
-The parent stays single-threaded (forking is safe only then) and answers one run at a time over its
-stdin and stdout, one JSON line each way:
+The parent stays single-threaded (forking is safe only then) and answers runs over its stdin and stdout,
+one JSON line each way:
 ``{"args": [...], "cwd": DIR, "env": {...}, "stdout": FILE, "stderr": FILE, "timeout": SECONDS}`` (and
 ``"stdin": FILE``, else the null device; a terminal's path for all three runs the child on that terminal;
 ``"module": NAME`` runs `python -m NAME ARGS`, the project's command line say, where pytest is the default) ->
 ``{"returncode": N, "cpu": SECONDS}`` (negative N: killed by that signal; the child's CPU, user and system)
-or ``{"timed_out": true}`` (the child was killed).
-It exits when its stdin closes.
+or ``{"timed_out": true}`` (the child was killed); ``{"usage": true}`` -> ``{"cpu": SECONDS}``, what the
+children the stand-ins asked for spent since the last such request.
+Given a path (``python tests/helpers/warm_parent.py SOCKET``), it also listens there for the stand-ins of
+helpers/warm_python.py, forking one child for each command they hand it, while other children run.
+It exits when its stdin closes, killing the children still running.
 """
 
 from __future__ import annotations
@@ -216,7 +219,7 @@ class Parent:
                     raise ValueError("the stand-in closed before its request ended")
                 message += more
             request = json.loads(message)
-            why = warm_python.refusal(request, self.started_with)
+            why = warm_python.refusal(request, self.started_with, os.environ)
             command = warm_python.parsed(request["argv"])
             if why is not None or command is None or len(fds) != 3:
                 conn.sendall(json.dumps({"refused": why or "no stdin, stdout and stderr"}).encode() + b"\n")
@@ -323,10 +326,14 @@ def main() -> None:
     started_with = dict(os.environ)  # before the imports, some of which set variables of their own
     preload()
     listener = None
-    if len(sys.argv) > 1:  # the stand-ins' socket
+    if len(sys.argv) > 1:  # the stand-ins' socket (none where its path is too long: they then start afresh)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(sys.argv[1])
-        listener.listen(16)
+        try:
+            listener.bind(sys.argv[1])
+            listener.listen(16)
+        except OSError:
+            listener.close()
+            listener = None
     _reply({"ready": True})
     Parent(listener, started_with).serve()
 

@@ -53,15 +53,20 @@ def parsed(argv: list[str]) -> Command | None:
     return Command("script", rest[0], rest[1:], unbuffered)
 
 
-def refusal(request: Mapping[str, object], started_with: Mapping[str, str]) -> str | None:
-    """Why the parent cannot run ``request`` as a fresh interpreter would, or None where it can."""
+def refusal(
+    request: Mapping[str, object], started_with: Mapping[str, str], imported_with: Mapping[str, str]
+) -> str | None:
+    """Why the parent cannot run ``request`` as a fresh interpreter would, or None where it can: each
+    READ_AT_IMPORT value is the one the parent started with, or the one a preloaded library set itself as it
+    imported (``imported_with``: torch sets TORCHINDUCTOR_CACHE_DIR, and a process that imported torch
+    passes it on)."""
     argv, env = request["argv"], request["env"]
     assert isinstance(argv, list) and isinstance(env, dict)
     if parsed([str(a) for a in argv]) is None:
         return f"an interpreter option the warm parent does not run: {argv[:2]}"
     for key in sorted(set(env) | set(started_with)):
         read = key.startswith(READ_AT_IMPORT) and key not in APPLIED + UNREAD
-        if read and env.get(key) != started_with.get(key):
+        if read and env.get(key) not in (started_with.get(key), imported_with.get(key)):
             return f"{key} differs from the warm parent's"
     return None
 

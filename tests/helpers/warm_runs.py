@@ -21,6 +21,10 @@ PARENT = Path(__file__).with_name("warm_parent.py")
 SWITCH = "MATHCOMP_TESTS_WARM"
 """Set to 0 to start every suite run as a fresh interpreter (slower; the runs are the same)."""
 
+ENVIRONMENT = dict(os.environ)
+"""This worker's environment as its conftest.py left it, before any test changed it: the warm parent's, so
+that what its libraries read as they import is the same whichever test happens to start it (a test that sets
+HF_HOME, say, has its own runs and commands go afresh instead)."""
 _lock = threading.Lock()
 _parent: subprocess.Popen[bytes] | None = None
 _broken = False
@@ -66,6 +70,12 @@ def stand_ins(scripts: dict[str, list[str]]) -> dict[str, Path] | None:
         return warm_python.write_shims(folder, str(_folder / "socket"), scripts)
 
 
+def refusals() -> str:
+    """Why commands this worker handed its stand-ins ran afresh, a line each (empty: none did)."""
+    notes = _folder / "socket.refused" if _folder is not None else None
+    return notes.read_text() if notes is not None and notes.exists() else ""
+
+
 def python() -> str:
     """The interpreter to start a command with: the warm parent's stand-in for ``python`` (the command is
     forked from the parent, signals passed on: helpers/warm_shim.py), else this interpreter."""
@@ -87,7 +97,7 @@ def _started() -> subprocess.Popen[bytes] | None:
     _folder = Path(tempfile.mkdtemp(prefix="mathcomp-warm-"))
     proc = subprocess.Popen(
         [sys.executable, str(PARENT), str(_folder / "socket")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=os.environ.copy(),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENVIRONMENT,
     )  # fmt: skip
     assert proc.stdout is not None
     if json.loads(proc.stdout.readline() or b"{}").get("ready") is not True:

@@ -24,7 +24,13 @@ PREFIX: list[str] = json.loads("@PREFIX@")
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
-def fresh() -> None:
+def fresh(why: str) -> None:
+    """Become the real interpreter; why, in the note beside the socket (helpers/warm_runs.refusals)."""
+    try:
+        with open(f"{SOCKET}.refused", "a") as notes:
+            notes.write(f"{why}: {sys.argv[1:3]}\n")
+    except OSError:
+        pass
     signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
     os.execv(REAL, [REAL, *PREFIX, *sys.argv[1:]])
 
@@ -39,10 +45,10 @@ def main() -> None:
         socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
         replies = conn.makefile("rb")
         started = json.loads(replies.readline() or b"{}")
-    except (OSError, ValueError):
-        fresh()
+    except (OSError, ValueError) as failed:
+        fresh(f"the warm parent could not be reached: {failed!r}")
     if "pid" not in started:
-        fresh()
+        fresh(str(started.get("refused", "the warm parent ended the connection")))
     pid = int(started["pid"])
     for sig in FORWARDED:
         if sig not in ignored:
