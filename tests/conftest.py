@@ -14,10 +14,14 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
-_HF_HOME = tempfile.mkdtemp(prefix="mathcomp-hf-home-")
-os.makedirs(os.path.join(_HF_HOME, "hub"), exist_ok=True)
-atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)  # each process that loads this file made its own
-os.environ["HF_HOME"] = _HF_HOME
+# Each process that loads this file makes its own, once: a pytest run in this process that collects tests/
+# (pytester) loads it again, and must not leave this process another HF_HOME than the one it started with.
+if os.environ.get("MATHCOMP_TESTS_HF_HOME_OF") != str(os.getpid()):
+    _HF_HOME = tempfile.mkdtemp(prefix="mathcomp-hf-home-")
+    os.makedirs(os.path.join(_HF_HOME, "hub"), exist_ok=True)
+    atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)
+    os.environ["HF_HOME"] = _HF_HOME
+    os.environ["MATHCOMP_TESTS_HF_HOME_OF"] = str(os.getpid())
 # The suites these tests run must not append to the CI job's own page (tests that check it set their own).
 os.environ.pop("GITHUB_STEP_SUMMARY", None)
 # Most tests start the suite in a pytest subprocess. Without bytecode on disk each one compiles and

@@ -3,6 +3,7 @@ fast tier), and `-m "not tier"` leaves out exactly them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,10 @@ def test_not_tier_leaves_out_the_tier_modules_alone(pytester: pytest.Pytester) -
         "test_smollm2_lora.py",
         "test_site_browser.py",
     ]
+    hf_home = os.environ["HF_HOME"]
     collected = pytester.runpytest_inprocess(
         *(str(TESTS / m) for m in chosen), "--collect-only", "-q", "-m", "not tier", "-p", "no:cacheprovider"
     )
     listed = {line.split("::")[0].rsplit("/", 1)[-1] for line in collected.outlines if "::" in line}
     assert listed == {"test_tiers.py", "test_keep.py"}, collected.outlines[-5:]
+    assert os.environ["HF_HOME"] == hf_home, "loading tests/conftest.py again in this process kept its HF_HOME"
