@@ -96,7 +96,8 @@ def test_the_refusals() -> None:
     env = {**started, "PATH": "/usr/bin", "PYTHONPATH": "x", "PYTHON": "python3"}
     ok = {"argv": ["-u", "-m", "pytest"], "cwd": "/", "env": env}
     assert warm_python.refusal(ok, started, imported) is None, "PATH is read later, PYTHONPATH applied, PYTHON unread"
-    assert warm_python.refusal({**ok, "argv": ["-O", "-c", "pass"]}, started, imported) is not None
+    for option in ("-O", "-B"):  # what a fresh interpreter sets in sys.flags: the parent's cannot change
+        assert warm_python.refusal({**ok, "argv": [option, "-c", "pass"]}, started, imported) is not None
     assert warm_python.refusal({**ok, "argv": []}, started, imported) is not None, "an interactive interpreter"
     assert warm_python.refusal({**ok, "env": {"PYTHONHASHSEED": "0", **started}}, started, imported) is not None
     assert warm_python.refusal({**ok, "env": {}}, started, imported) is not None, "HF_HUB_OFFLINE unset differs"
@@ -139,3 +140,24 @@ def test_the_warm_parent_has_the_workers_environment_whichever_test_starts_it(tm
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert seen == {"forked": True, "refusals": ""}, seen
+
+
+def test_a_forked_runs_xdist_workers_are_forked_and_its_other_commands_start_afresh(tmp_path: Path) -> None:
+    """In a forked run sys.executable is a stand-in that hands the warm parent what an xdist worker starts
+    with (execnet's bootstrap) and nothing else: a command the worker starts itself is its own child."""
+    (tmp_path / "test_where.py").write_text(
+        "import json, os, subprocess, sys\n\n"
+        "def test_where():\n"
+        "    shown = subprocess.run([sys.executable, '-c', 'import os; print(os.getppid())'],\n"
+        "                           capture_output=True, text=True, check=True)\n"
+        "    seen = {'worker': os.getpid(), 'worker_parent': os.getppid(), 'command_parent': int(shown.stdout)}\n"
+        "    open('where.json', 'w').write(json.dumps(seen))\n"
+    )
+    args = ["-p", "no:cacheprovider", "-q", "-n", "1", "test_where.py"]
+    forked = warm_runs.run(args, tmp_path, dict(os.environ), 120)
+    if forked is None:
+        pytest.skip("no warm parent here (MATHCOMP_TESTS_WARM=0, or no fork)")
+    assert forked.returncode == 0, forked.stdout + forked.stderr
+    seen = json.loads((tmp_path / "where.json").read_text())
+    assert warm_runs._parent is not None and seen["worker_parent"] == warm_runs._parent.pid, seen
+    assert seen["command_parent"] == seen["worker"], "started afresh, as itself"

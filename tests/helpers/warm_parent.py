@@ -18,7 +18,8 @@ The parent stays single-threaded (forking is safe only then) and answers runs ov
 one JSON line each way:
 ``{"args": [...], "cwd": DIR, "env": {...}, "stdout": FILE, "stderr": FILE, "timeout": SECONDS}`` (and
 ``"stdin": FILE``, else the null device; a terminal's path for all three runs the child on that terminal;
-``"module": NAME`` runs `python -m NAME ARGS`, the project's command line say, where pytest is the default) ->
+``"module": NAME`` runs `python -m NAME ARGS`, the project's command line say, where pytest is the default;
+``"executable": PATH`` is the run's ``sys.executable``, the stand-in its xdist workers start with) ->
 ``{"returncode": N, "cpu": SECONDS}`` (negative N: killed by that signal; the child's CPU, user and system)
 or ``{"timed_out": true}`` (the child was killed); ``{"usage": true}`` -> ``{"cpu": SECONDS}``, what the
 children the stand-ins asked for spent since the last such request.
@@ -124,6 +125,8 @@ def child(request: dict[str, Any], inherited: list[int]) -> None:
         os.environ.update(request["env"])
         signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.path[0] = request["cwd"]  # as `python -m` puts the working directory first
+        if request.get("executable"):  # its xdist workers forked from here too (warm_runs._for_workers)
+            sys.executable = request["executable"]
         for entry in reversed(request["env"].get("PYTHONPATH", "").split(os.pathsep)):
             if entry and entry not in sys.path:  # a fresh interpreter reads PYTHONPATH as it starts
                 sys.path.insert(1, entry)

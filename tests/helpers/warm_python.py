@@ -2,8 +2,8 @@
 (helpers/warm_shim.py) this writes hand their command line and descriptors to the parent over a socket, and
 the parent runs it here, in a forked child, as a fresh interpreter would, less the imports.
 
-Only what a fresh interpreter would run the same way is taken: ``python [-u] [-B] -c CODE|-m MODULE|SCRIPT
-ARGS``, with the values the preloaded libraries read from the environment as they import unchanged
+Only what a fresh interpreter would run the same way is taken: ``python [-u] -c CODE|-m MODULE|SCRIPT ARGS``,
+with the values the preloaded libraries read from the environment as they import unchanged
 (``READ_AT_IMPORT``). Anything else is sent back (``refusal``) and the stand-in becomes the real interpreter.
 """
 
@@ -27,7 +27,7 @@ differs from the parent's runs afresh (PYTHONPATH and PYTHONUNBUFFERED excepted:
 APPLIED = ("PYTHONPATH", "PYTHONUNBUFFERED")
 UNREAD = ("PYTHON",)
 """Names under READ_AT_IMPORT's prefixes that nothing reads as it starts (a script's choice of interpreter)."""
-FLAGS = {"-u", "-B"}
+FLAGS = {"-u"}
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,12 @@ def run(command: Command, cwd: str, env: dict[str, str]) -> int:
     return 0
 
 
-def write_shims(folder: Path, socket_path: str, scripts: dict[str, list[str]]) -> dict[str, Path]:
+def write_shims(
+    folder: Path, socket_path: str, scripts: dict[str, list[str]], only: list[list[str]] | None = None
+) -> dict[str, Path]:
     """A stand-in in ``folder`` for each name of ``scripts`` (name -> what goes before its arguments:
-    [] for python itself, [path of the console script] for one); their paths by name."""
+    [] for python itself, [path of the console script] for one); their paths by name. With ``only``, a
+    stand-in hands the parent those argument lists alone, and starts every other command afresh."""
     source = SHIM.read_text()
     written = {}
     for name, prefix in scripts.items():
@@ -134,6 +137,7 @@ def write_shims(folder: Path, socket_path: str, scripts: dict[str, list[str]]) -
             source.replace("@REAL@", sys.executable)
             .replace("@SOCKET@", socket_path)
             .replace('"@PREFIX@"', repr(json.dumps(prefix)))
+            .replace('"@ONLY@"', repr(json.dumps(only or [])))
         )
         path = folder / name
         path.write_text(f"#!{sys.executable} -IS\n{text}")

@@ -30,8 +30,10 @@ _parent: subprocess.Popen[bytes] | None = None
 _broken = False
 _forked_cpu = 0.0
 _folder: Path | None = None
-_python: str | None = None
 """The warm parent's scratch folder: its socket, and the stand-ins (helpers/warm_shim.py) that use it."""
+_python: str | None = None
+_workers: tuple[Path, str | None] | None = None
+"""The warm parent's folder and _for_workers's stand-in in it."""
 
 
 def forked_cpu() -> float:
@@ -88,10 +90,9 @@ def python() -> str:
 
 def _started() -> subprocess.Popen[bytes] | None:
     """The warm parent, started on first use (it imports for a few seconds); None where it cannot run."""
-    global _parent, _broken
+    global _parent, _broken, _folder
     if _parent is not None and _parent.poll() is None:
         return _parent
-    global _folder
     if _broken or not hasattr(os, "fork") or os.environ.get(SWITCH) == "0":
         return None
     _folder = Path(tempfile.mkdtemp(prefix="mathcomp-warm-"))
@@ -107,6 +108,26 @@ def _started() -> subprocess.Popen[bytes] | None:
     atexit.register(_stop, proc)
     _parent = proc
     return proc
+
+
+def _for_workers() -> str | None:
+    """The forked runs' ``sys.executable``: a stand-in that hands the warm parent the command an xdist
+    worker starts with (execnet's bootstrap) and starts any other afresh, as itself (a server's watchdog
+    that watches its parent, say); None where execnet is not installed."""
+    global _workers
+    if _folder is None or (_workers is not None and _workers[0] == _folder):
+        return _workers[1] if _workers is not None else None
+    try:
+        from execnet.gateway_io import popen_bootstrapline
+    except ImportError:
+        _workers = (_folder, None)
+        return None
+    written = warm_python.write_shims(
+        Path(tempfile.mkdtemp(prefix="workers-", dir=_folder)), str(_folder / "socket"), {"python": []},
+        only=[["-u", "-c", popen_bootstrapline]],
+    )  # fmt: skip
+    _workers = (_folder, str(written["python"]))
+    return _workers[1]
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -172,7 +193,7 @@ def run(
             out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
             readers = [_drained(path) for path in (out, err)] if pipes else []
             request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
-                       "timeout": timeout, "module": module}  # fmt: skip
+                       "timeout": timeout, "module": module, "executable": _for_workers()}  # fmt: skip
             if terminal is not None:
                 request.update(stdin=terminal, stdout=terminal, stderr=terminal)
             reply = _ask(request)

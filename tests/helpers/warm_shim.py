@@ -1,6 +1,6 @@
 """A stand-in for ``python`` (or for a console script of the project) that has its command run by a warm
 parent (helpers/warm_parent.py) instead of a fresh interpreter; helpers/warm_python.py writes copies of it
-with REAL, SOCKET and PREFIX filled in, and runs them with ``python -I -S``, so it costs a few milliseconds.
+with REAL, SOCKET, PREFIX and ONLY filled in, and runs them with ``python -I -S``, so it costs a few milliseconds.
 
 It hands the parent its command line, working directory, environment and its stdin, stdout and stderr (the
 descriptors themselves) and the signals it was started ignoring (the command ignores them too), waits for
@@ -21,14 +21,17 @@ import sys
 REAL = "@REAL@"
 SOCKET = "@SOCKET@"
 PREFIX: list[str] = json.loads("@PREFIX@")
+ONLY: list[list[str]] = json.loads("@ONLY@")
+"""The command lines this stand-in hands the parent (none: every one); any other runs afresh."""
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
 def fresh(why: str) -> None:
     """Become the real interpreter; why, in the note beside the socket (helpers/warm_runs.refusals)."""
     try:
-        with open(f"{SOCKET}.refused", "a") as notes:
-            notes.write(f"{why}: {sys.argv[1:3]}\n")
+        if why:
+            with open(f"{SOCKET}.refused", "a") as notes:
+                notes.write(f"{why}: {sys.argv[1:3]}\n")
     except OSError:
         pass
     signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
@@ -36,6 +39,8 @@ def fresh(why: str) -> None:
 
 
 def main() -> None:
+    if ONLY and sys.argv[1:] not in ONLY:
+        os.execv(REAL, [REAL, *PREFIX, *sys.argv[1:]])
     signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # held until they can be passed on, not lost
     ignored = [int(sig) for sig in FORWARDED if signal.getsignal(sig) == signal.SIG_IGN]  # nohup's SIGHUP, say
     request = {"argv": [*PREFIX, *sys.argv[1:]], "cwd": os.getcwd(), "env": dict(os.environ), "ignored": ignored}
