@@ -39,8 +39,9 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 if __package__:  # imported by a test as helpers.warm_parent
     from . import warm_python
@@ -108,29 +109,29 @@ def preload() -> None:
     gc.freeze()  # what was imported here is never garbage: pytest's collections at exit skip it
 
 
-def child(request: dict[str, Any], inherited: list[int]) -> None:
-    """In the forked child: become `python -m pytest ARGS` in ``cwd`` with ``env``, and exit with its code."""
+def child(request: dict[str, Any]) -> int:
+    """In the forked child: become `python -m pytest ARGS` in ``cwd`` with ``env``; its exit code."""
+    null = os.open(request.get("stdin", os.devnull), os.O_RDONLY)
+    out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    for source, target in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(source, target)
+        os.close(source)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    warm_python.enter(request["cwd"], request["env"], request["cwd"])  # as `python -m` puts the cwd first
+    if request.get("executable"):  # its xdist workers forked from here too (warm_runs._started)
+        sys.executable = request["executable"]
+    return _run_module(request.get("module", "pytest"), request["args"])
+
+
+def _forked(inherited: list[int], body: Callable[[], int]) -> NoReturn:
+    """In a forked child: close the parent's socket ends (``inherited``), run ``body`` and exit as the
+    interpreter exits, with its code (1 and the traceback printed where it raised)."""
     code = 1
     try:
-        for fd in inherited:  # the parent's socket ends: not the child's to hold
+        for fd in inherited:
             os.close(fd)
-        null = os.open(request.get("stdin", os.devnull), os.O_RDONLY)
-        out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        for source, target in ((null, 0), (out, 1), (err, 2)):
-            os.dup2(source, target)
-            os.close(source)
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        sys.path[0] = request["cwd"]  # as `python -m` puts the working directory first
-        if request.get("executable"):  # its xdist workers forked from here too (warm_runs._for_workers)
-            sys.executable = request["executable"]
-        for entry in reversed(request["env"].get("PYTHONPATH", "").split(os.pathsep)):
-            if entry and entry not in sys.path:  # a fresh interpreter reads PYTHONPATH as it starts
-                sys.path.insert(1, entry)
-        code = _run_module(request.get("module", "pytest"), request["args"])
+        code = body()
     except BaseException:
         import traceback
 
@@ -138,7 +139,7 @@ def child(request: dict[str, Any], inherited: list[int]) -> None:
     _exit(code)
 
 
-def _exit(code: int) -> None:
+def _exit(code: int) -> NoReturn:
     """End the child as the interpreter ends: wait for its threads, run its exit functions, flush."""
     try:
         import threading
@@ -205,7 +206,7 @@ class Parent:
         inherited = [s.fileno() for s in self.sockets()]
         pid = os.fork()
         if pid == 0:
-            child(request, inherited)
+            _forked(inherited, lambda: child(request))
         self.running[pid] = Running(time.monotonic() + float(request["timeout"]))
 
     def accept(self) -> None:
@@ -231,22 +232,7 @@ class Parent:
             inherited = [s.fileno() for s in self.sockets()] + [conn.fileno()]
             pid = os.fork()
             if pid == 0:
-                code = 1
-                try:
-                    for fd in inherited:
-                        os.close(fd)
-                    for source, target in zip(fds, (0, 1, 2), strict=True):
-                        os.dup2(source, target)
-                    for fd in fds:
-                        if fd > 2:
-                            os.close(fd)
-                    warm_python.dispose(request.get("ignored", []))
-                    code = warm_python.run(command, request["cwd"], request["env"])
-                except BaseException:
-                    import traceback
-
-                    traceback.print_exc()
-                _exit(code)
+                _forked(inherited, lambda: _command(command, request, fds))
             conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
             self.running[pid] = Running(None, conn)
         except (OSError, ValueError) as failed:
@@ -278,13 +264,12 @@ class Parent:
             ended = {"returncode": os.waitstatus_to_exitcode(status), "cpu": cpu}
             if running.deadline is not None:
                 _reply(ended)
-            elif running.conn is not None:
-                self.served_cpu += cpu
+                continue
+            self.served_cpu += cpu
+            if running.conn is not None:
                 with contextlib.suppress(OSError):
                     running.conn.sendall(json.dumps(ended).encode() + b"\n")
                 running.conn.close()
-            else:
-                self.served_cpu += cpu
         for pid, running in list(self.running.items()):
             if running.deadline is not None and time.monotonic() > running.deadline:  # hang guard
                 os.kill(pid, signal.SIGKILL)
@@ -318,6 +303,18 @@ class Parent:
         for pid in self.running:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _command(command: warm_python.Command, request: dict[str, Any], fds: list[int]) -> int:
+    """In the forked child: a stand-in's command on its descriptors (``fds``: its stdin, stdout and
+    stderr), with the signals it ignores ignored; its exit code."""
+    for source, target in zip(fds, (0, 1, 2), strict=True):
+        os.dup2(source, target)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    warm_python.dispose(request.get("ignored", []))
+    return warm_python.run(command, request["cwd"], request["env"])
 
 
 def _reply(message: dict[str, Any]) -> None:

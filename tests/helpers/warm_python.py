@@ -83,11 +83,22 @@ def dispose(ignored: list[int]) -> None:
         signal.signal(sig, signal.SIG_IGN if sig in ignored else default)
 
 
-def run(command: Command, cwd: str, env: dict[str, str]) -> int:
-    """In the forked child, descriptors 0-2 already the command's: run it as `python` would; its exit code."""
+def enter(cwd: str, env: dict[str, str], first: str) -> None:
+    """In a forked child: take ``cwd`` and ``env`` as a fresh interpreter's, ``first`` first on sys.path and
+    PYTHONPATH's entries after it, as the interpreter reads them when it starts."""
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
+    sys.path[0] = first
+    for entry in reversed(env.get("PYTHONPATH", "").split(os.pathsep)):
+        if entry and entry not in sys.path:
+            sys.path.insert(1, entry)
+
+
+def run(command: Command, cwd: str, env: dict[str, str]) -> int:
+    """In the forked child, descriptors 0-2 already the command's: run it as `python` would; its exit code."""
+    first = {"-c": "", "-m": cwd, "script": str(Path(cwd, command.target).resolve().parent)}[command.kind]
+    enter(cwd, env, first)
     unbuffered = command.unbuffered or bool(env.get("PYTHONUNBUFFERED"))
     sys.stdin = io.TextIOWrapper(open(0, "rb", closefd=False))  # noqa: SIM115 (the process's own, as at start)
     for fd, name in ((1, "stdout"), (2, "stderr")):
@@ -99,11 +110,6 @@ def run(command: Command, cwd: str, env: dict[str, str]) -> int:
             errors="backslashreplace" if fd == 2 else "strict",
         )
         setattr(sys, name, stream)
-    first = {"-c": "", "-m": cwd, "script": str(Path(command.target).resolve().parent)}[command.kind]
-    sys.path[0] = first
-    for entry in reversed(env.get("PYTHONPATH", "").split(os.pathsep)):
-        if entry and entry not in sys.path:
-            sys.path.insert(1, entry)
     try:
         if command.kind == "-c":
             sys.argv = ["-c", *command.args]
@@ -138,6 +144,7 @@ def write_shims(
             .replace("@SOCKET@", socket_path)
             .replace('"@PREFIX@"', repr(json.dumps(prefix)))
             .replace('"@ONLY@"', repr(json.dumps(only or [])))
+            .replace('"@FORWARDED@"', repr(json.dumps([int(sig) for sig in FORWARDED])))
         )
         path = folder / name
         path.write_text(f"#!{sys.executable} -IS\n{text}")

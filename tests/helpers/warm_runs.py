@@ -32,8 +32,11 @@ _forked_cpu = 0.0
 _folder: Path | None = None
 """The warm parent's scratch folder: its socket, and the stand-ins (helpers/warm_shim.py) that use it."""
 _python: str | None = None
-_workers: tuple[Path, str | None] | None = None
-"""The warm parent's folder and _for_workers's stand-in in it."""
+"""The running warm parent's stand-in for ``python`` (``python()``)."""
+_workers: str | None = None
+"""The forked runs' ``sys.executable``: a stand-in that hands the warm parent the command an xdist worker
+starts with (execnet's bootstrap) and starts any other afresh, as itself (a server's watchdog that watches
+its parent, say); None where execnet is not installed."""
 
 
 def forked_cpu() -> float:
@@ -81,16 +84,13 @@ def refusals() -> str:
 def python() -> str:
     """The interpreter to start a command with: the warm parent's stand-in for ``python`` (the command is
     forked from the parent, signals passed on: helpers/warm_shim.py), else this interpreter."""
-    global _python
-    if _python is None:
-        found = stand_ins({"python": []})
-        _python = str(found["python"]) if found else sys.executable
-    return _python
+    with _lock:
+        return _python if _started() is not None and _python is not None else sys.executable
 
 
 def _started() -> subprocess.Popen[bytes] | None:
     """The warm parent, started on first use (it imports for a few seconds); None where it cannot run."""
-    global _parent, _broken, _folder
+    global _parent, _broken, _folder, _python, _workers
     if _parent is not None and _parent.poll() is None:
         return _parent
     if _broken or not hasattr(os, "fork") or os.environ.get(SWITCH) == "0":
@@ -107,27 +107,17 @@ def _started() -> subprocess.Popen[bytes] | None:
         return None
     atexit.register(_stop, proc)
     _parent = proc
-    return proc
-
-
-def _for_workers() -> str | None:
-    """The forked runs' ``sys.executable``: a stand-in that hands the warm parent the command an xdist
-    worker starts with (execnet's bootstrap) and starts any other afresh, as itself (a server's watchdog
-    that watches its parent, say); None where execnet is not installed."""
-    global _workers
-    if _folder is None or (_workers is not None and _workers[0] == _folder):
-        return _workers[1] if _workers is not None else None
+    socket_path = str(_folder / "socket")
+    _python = str(warm_python.write_shims(_folder, socket_path, {"python": []})["python"])
     try:
         from execnet.gateway_io import popen_bootstrapline
     except ImportError:
-        _workers = (_folder, None)
-        return None
-    written = warm_python.write_shims(
-        Path(tempfile.mkdtemp(prefix="workers-", dir=_folder)), str(_folder / "socket"), {"python": []},
-        only=[["-u", "-c", popen_bootstrapline]],
-    )  # fmt: skip
-    _workers = (_folder, str(written["python"]))
-    return _workers[1]
+        _workers = None
+    else:
+        workers = Path(tempfile.mkdtemp(prefix="workers-", dir=_folder))
+        only = [["-u", "-c", popen_bootstrapline]]
+        _workers = str(warm_python.write_shims(workers, socket_path, {"python": []}, only)["python"])
+    return proc
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -193,7 +183,7 @@ def run(
             out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
             readers = [_drained(path) for path in (out, err)] if pipes else []
             request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
-                       "timeout": timeout, "module": module, "executable": _for_workers()}  # fmt: skip
+                       "timeout": timeout, "module": module, "executable": _workers}  # fmt: skip
             if terminal is not None:
                 request.update(stdin=terminal, stdout=terminal, stderr=terminal)
             reply = _ask(request)

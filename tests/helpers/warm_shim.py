@@ -1,6 +1,7 @@
 """A stand-in for ``python`` (or for a console script of the project) that has its command run by a warm
 parent (helpers/warm_parent.py) instead of a fresh interpreter; helpers/warm_python.py writes copies of it
-with REAL, SOCKET, PREFIX and ONLY filled in, and runs them with ``python -I -S``, so it costs a few milliseconds.
+with REAL, SOCKET, PREFIX, ONLY and FORWARDED filled in, and runs them with ``python -I -S``, so it costs a
+few milliseconds.
 
 It hands the parent its command line, working directory, environment and its stdin, stdout and stderr (the
 descriptors themselves) and the signals it was started ignoring (the command ignores them too), waits for
@@ -23,7 +24,8 @@ SOCKET = "@SOCKET@"
 PREFIX: list[str] = json.loads("@PREFIX@")
 ONLY: list[list[str]] = json.loads("@ONLY@")
 """The command lines this stand-in hands the parent (none: every one); any other runs afresh."""
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+FORWARDED = [signal.Signals(number) for number in json.loads("@FORWARDED@")]
+"""The signals passed on (warm_python.FORWARDED)."""
 
 
 def fresh(why: str) -> None:
