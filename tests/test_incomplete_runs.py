@@ -51,10 +51,10 @@ def _api(server: FaultServer, workdir: Path, *extra: str) -> tuple[str, ...]:
 
 
 def _start(workdir: Path, *args: str) -> subprocess.Popen[str]:
-    """The suite as a user starts it, in a process group of its own (a CI runner's job), without waiting.
-    Without xdist it is forked from the warm parent (its stand-in passes signals on); with it (-n), whose
-    workers a signal to the group reaches too, it is a fresh interpreter and its workers its children."""
-    python = sys.executable if "-n" in args else warm_runs.python()
+    """The suite as a user starts it, in a process group of its own (a CI runner's job), without waiting:
+    forked from the warm parent, its stand-in passing signals on; with xdist (-n), whose workers a signal to
+    the group reaches too, the stand-in passes them to the group the run and its workers are in."""
+    python = warm_runs.python(group="-n" in args)
     command = [
         python, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={workdir / 'reports'}",
         "--deselect=mathcomp_tests/suite/test_generated.py", "--no-cache", *args,

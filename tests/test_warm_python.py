@@ -84,23 +84,41 @@ def test_what_a_preloaded_library_reads_at_import_sends_the_command_to_a_fresh_i
     python: str, tmp_path: Path
 ) -> None:
     code = "import os, sys; print(os.getppid())"
-    other = {"HF_HUB_OFFLINE": "0" if os.environ.get("HF_HUB_OFFLINE") == "1" else "1"}
+    other = {"HF_HOME": f"{os.environ.get('HF_HOME', '')}-another"}  # huggingface_hub reads it as it imports
     for argv, env in ((["-X", "dev", "-c", code], {}), (["-c", code], other)):
         done = subprocess.run([python, *argv], capture_output=True, text=True, env={**os.environ, **env}, timeout=60)
         assert done.returncode == 0 and int(done.stdout) == os.getpid(), "the stand-in became the interpreter"
 
 
+def test_the_offline_switches_are_the_commands_own(python: str, tmp_path: Path) -> None:
+    """HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE, read once as huggingface_hub imports, are what a fresh
+    interpreter reads from the command's environment (a nightly leg for a hub model sets them to 0)."""
+    code = "import os\nfrom huggingface_hub import constants\nprint(constants.is_offline_mode(), os.getppid())"
+    plain = {k: v for k, v in os.environ.items() if k not in warm_python.OFFLINE}
+    for switches in ({"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0"}, {"TRANSFORMERS_OFFLINE": "1"}, {}):
+        seen = []
+        for interpreter in (python, sys.executable):
+            done = subprocess.run(
+                [interpreter, "-c", code], capture_output=True, text=True, env={**plain, **switches}, timeout=120
+            )
+            assert done.returncode == 0, done.stderr
+            offline, parent = done.stdout.split()
+            seen.append(offline)
+            assert (int(parent) != os.getpid()) == (interpreter == python), warm_runs.refusals()
+        assert seen[0] == seen[1] == str(switches.get("TRANSFORMERS_OFFLINE") == "1"), (switches, seen)
+
+
 def test_the_refusals() -> None:
-    started = {"HF_HUB_OFFLINE": "1", "PATH": "/bin"}
+    started = {"HF_HOME": "/hf", "PATH": "/bin"}
     imported = {**started, "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor"}
-    env = {**started, "PATH": "/usr/bin", "PYTHONPATH": "x", "PYTHON": "python3"}
+    env = {**started, "PATH": "/usr/bin", "PYTHONPATH": "x", "PYTHON": "python3", "HF_HUB_OFFLINE": "0"}
     ok = {"argv": ["-u", "-m", "pytest"], "cwd": "/", "env": env}
-    assert warm_python.refusal(ok, started, imported) is None, "PATH is read later, PYTHONPATH applied, PYTHON unread"
+    assert warm_python.refusal(ok, started, imported) is None, "PATH read later, PYTHONPATH applied, PYTHON unread"
     for option in ("-O", "-B"):  # what a fresh interpreter sets in sys.flags: the parent's cannot change
         assert warm_python.refusal({**ok, "argv": [option, "-c", "pass"]}, started, imported) is not None
     assert warm_python.refusal({**ok, "argv": []}, started, imported) is not None, "an interactive interpreter"
     assert warm_python.refusal({**ok, "env": {"PYTHONHASHSEED": "0", **started}}, started, imported) is not None
-    assert warm_python.refusal({**ok, "env": {}}, started, imported) is not None, "HF_HUB_OFFLINE unset differs"
+    assert warm_python.refusal({**ok, "env": {}}, started, imported) is not None, "HF_HOME unset differs"
     torch_set = {**env, "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor"}
     assert warm_python.refusal({**ok, "env": torch_set}, started, imported) is None, "the value torch sets itself"
     other = {**env, "TORCHINDUCTOR_CACHE_DIR": "/elsewhere"}
@@ -145,8 +163,9 @@ def test_the_warm_parent_has_the_workers_environment_whichever_test_starts_it(tm
 
 
 def test_a_forked_runs_xdist_workers_are_forked_and_its_other_commands_start_afresh(tmp_path: Path) -> None:
-    """In a forked run sys.executable is a stand-in that hands the warm parent what an xdist worker starts
-    with (execnet's bootstrap) and nothing else: a command the worker starts itself is its own child."""
+    """In a forked run, and in a command a stand-in handed the warm parent, sys.executable is a stand-in that
+    hands the parent what an xdist worker starts with (execnet's bootstrap) and nothing else: a command the
+    worker starts itself is its own child."""
     (tmp_path / "test_where.py").write_text(
         "import json, os, subprocess, sys\n\n"
         "def test_where():\n"
@@ -159,7 +178,57 @@ def test_a_forked_runs_xdist_workers_are_forked_and_its_other_commands_start_afr
     forked = warm_runs.run(args, tmp_path, dict(os.environ), 120)
     if forked is None:
         pytest.skip("no warm parent here (MATHCOMP_TESTS_WARM=0, or no fork)")
-    assert forked.returncode == 0, forked.stdout + forked.stderr
-    seen = json.loads((tmp_path / "where.json").read_text())
-    assert warm_runs._parent is not None and seen["worker_parent"] == warm_runs._parent.pid, seen
-    assert seen["command_parent"] == seen["worker"], "started afresh, as itself"
+    for by in ("a run of the warm parent's", "a command a stand-in handed it"):
+        if by != "a run of the warm parent's":
+            stand_in = [warm_runs.python(), "-m", "pytest", *args]
+            forked = subprocess.run(stand_in, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert forked.returncode == 0, forked.stdout + forked.stderr
+        seen = json.loads((tmp_path / "where.json").read_text())
+        assert warm_runs._parent is not None and seen["worker_parent"] == warm_runs._parent.pid, (by, seen)
+        assert seen["command_parent"] == seen["worker"], "started afresh, as itself"
+        (tmp_path / "where.json").unlink()
+
+
+CAUGHT = """
+import os, signal, subprocess, sys, time
+from pathlib import Path
+
+def caught(number, _frame):
+    Path(sys.argv[1]).write_text(f"{number} {os.getppid()}")
+    sys.exit(0)
+
+signal.signal(signal.SIGTERM, caught)
+if sys.argv[1] == "command":
+    child = subprocess.Popen([sys.executable, __file__, "child"])
+    while not Path("child").exists():
+        time.sleep(0.02)
+    Path("up").write_text("")
+    child.wait()
+else:
+    Path("child").write_text("")
+time.sleep(60)
+"""
+
+
+def test_a_signal_to_the_group_of_a_group_stand_in_reaches_its_command_and_its_childs_too(tmp_path: Path) -> None:
+    """A CI runner's timeout signals the job's whole process group: the command a stand-in for a group's
+    leader runs, and the processes it starts (xdist's workers), each get the signal, as with a fresh one."""
+    group = warm_runs.python(group=True)
+    if group == sys.executable:
+        pytest.skip("no warm parent here (MATHCOMP_TESTS_WARM=0, or no fork)")
+    seen = {}
+    for name, interpreter in (("stand-in", group), ("fresh", sys.executable)):
+        work = tmp_path / name
+        work.mkdir()
+        (work / "caught.py").write_text(CAUGHT)
+        proc = subprocess.Popen([interpreter, "caught.py", "command"], cwd=work, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while not (work / "up").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "the command never started"  # hang guard
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(60) == 0
+        seen[name] = {who: (work / who).read_text().split() for who in ("command", "child")}
+    assert seen["stand-in"]["command"][0] == seen["fresh"]["command"][0] == str(int(signal.SIGTERM))
+    assert seen["stand-in"]["child"][0] == seen["fresh"]["child"][0] == str(int(signal.SIGTERM))
+    assert seen["stand-in"]["command"][1] != str(os.getpid()), "forked from the warm parent, not started here"

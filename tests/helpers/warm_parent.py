@@ -23,8 +23,9 @@ one JSON line each way:
 ``{"returncode": N, "cpu": SECONDS}`` (negative N: killed by that signal; the child's CPU, user and system)
 or ``{"timed_out": true}`` (the child was killed); ``{"usage": true}`` -> ``{"cpu": SECONDS}``, what the
 children the stand-ins asked for spent since the last such request.
-Given a path (``python tests/helpers/warm_parent.py SOCKET``), it also listens there for the stand-ins of
-helpers/warm_python.py, forking one child for each command they hand it, while other children run.
+Given a path (``python tests/helpers/warm_parent.py SOCKET [WORKERS]``), it also listens there for the
+stand-ins of helpers/warm_python.py, forking one child for each command they hand it, while other children
+run; WORKERS is those commands' ``sys.executable``, the stand-in their xdist workers start with.
 It exits when its stdin closes, killing the children still running.
 """
 
@@ -190,6 +191,9 @@ class Parent:
     started_with: dict[str, str]
     """The environment the parent started with: a command whose READ_AT_IMPORT values differ runs afresh."""
     running: dict[int, Running] = field(default_factory=dict)
+    workers: str | None = None
+    """The ``sys.executable`` of the stand-ins' commands: the stand-in their xdist workers start with
+    (warm_runs._started), None for this interpreter."""
     served_cpu: float = 0.0
     """CPU seconds of the children the stand-ins asked for, not yet reported (a "usage" request)."""
 
@@ -230,9 +234,14 @@ class Parent:
                 conn.close()
                 return
             inherited = [s.fileno() for s in self.sockets()] + [conn.fileno()]
+            if self.workers is not None:
+                request["executable"] = self.workers
             pid = os.fork()
             if pid == 0:
                 _forked(inherited, lambda: _command(command, request, fds))
+            if request.get("group"):  # here as well as in the child: before the stand-in can signal it
+                with contextlib.suppress(OSError):
+                    os.setpgid(pid, pid)
             conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
             self.running[pid] = Running(None, conn)
         except (OSError, ValueError) as failed:
@@ -307,7 +316,12 @@ class Parent:
 
 def _command(command: warm_python.Command, request: dict[str, Any], fds: list[int]) -> int:
     """In the forked child: a stand-in's command on its descriptors (``fds``: its stdin, stdout and
-    stderr), with the signals it ignores ignored; its exit code."""
+    stderr), with the signals it ignores ignored, leading a process group of its own where the stand-in
+    passes signals to the group; its exit code."""
+    if request.get("group"):
+        os.setpgid(0, 0)
+    if request.get("executable"):
+        sys.executable = request["executable"]
     for source, target in zip(fds, (0, 1, 2), strict=True):
         os.dup2(source, target)
     for fd in fds:
@@ -326,6 +340,7 @@ def main() -> None:
     started_with = dict(os.environ)  # before the imports, some of which set variables of their own
     preload()
     listener = None
+    workers = sys.argv[2] if len(sys.argv) > 2 else None
     if len(sys.argv) > 1:  # the stand-ins' socket (none where its path is too long: they then start afresh)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -335,7 +350,7 @@ def main() -> None:
             listener.close()
             listener = None
     _reply({"ready": True})
-    Parent(listener, started_with).serve()
+    Parent(listener, started_with, workers=workers).serve()
 
 
 if __name__ == "__main__":

@@ -23,8 +23,11 @@ from pathlib import Path
 SHIM = Path(__file__).with_name("warm_shim.py")
 READ_AT_IMPORT = ("PYTHON", "HF_", "TRANSFORMERS", "TOKENIZERS", "LITELLM", "TORCH", "OMP_", "MKL_", "CUDA")
 """Environment variables the interpreter or a preloaded library reads as it starts: a command whose value
-differs from the parent's runs afresh (PYTHONPATH and PYTHONUNBUFFERED excepted: the child applies them)."""
-APPLIED = ("PYTHONPATH", "PYTHONUNBUFFERED")
+differs from the parent's runs afresh (APPLIED excepted: the child applies them)."""
+OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+"""Read as the libraries import in one place alone, huggingface_hub.constants.HF_HUB_OFFLINE (transformers
+asks huggingface_hub.is_offline_mode(), which returns it): ``enter`` sets it again from the command's."""
+APPLIED = ("PYTHONPATH", "PYTHONUNBUFFERED", *OFFLINE)
 UNREAD = ("PYTHON",)
 """Names under READ_AT_IMPORT's prefixes that nothing reads as it starts (a script's choice of interpreter)."""
 FLAGS = {"-u"}
@@ -93,6 +96,9 @@ def enter(cwd: str, env: dict[str, str], first: str) -> None:
     for entry in reversed(env.get("PYTHONPATH", "").split(os.pathsep)):
         if entry and entry not in sys.path:
             sys.path.insert(1, entry)
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:  # as it reads OFFLINE when it is imported
+        constants.HF_HUB_OFFLINE = constants._is_true(env.get(OFFLINE[0]) or env.get(OFFLINE[1]))  # type: ignore[attr-defined]
 
 
 def run(command: Command, cwd: str, env: dict[str, str]) -> int:
@@ -131,11 +137,17 @@ def run(command: Command, cwd: str, env: dict[str, str]) -> int:
 
 
 def write_shims(
-    folder: Path, socket_path: str, scripts: dict[str, list[str]], only: list[list[str]] | None = None
+    folder: Path,
+    socket_path: str,
+    scripts: dict[str, list[str]],
+    only: list[list[str]] | None = None,
+    group: bool = False,
 ) -> dict[str, Path]:
     """A stand-in in ``folder`` for each name of ``scripts`` (name -> what goes before its arguments:
     [] for python itself, [path of the console script] for one); their paths by name. With ``only``, a
-    stand-in hands the parent those argument lists alone, and starts every other command afresh."""
+    stand-in hands the parent those argument lists alone, and starts every other command afresh. With
+    ``group``, one started as a process group's leader passes each signal to its command's whole group
+    (helpers/warm_shim.py's GROUP)."""
     source = SHIM.read_text()
     written = {}
     for name, prefix in scripts.items():
@@ -145,6 +157,7 @@ def write_shims(
             .replace('"@PREFIX@"', repr(json.dumps(prefix)))
             .replace('"@ONLY@"', repr(json.dumps(only or [])))
             .replace('"@FORWARDED@"', repr(json.dumps([int(sig) for sig in FORWARDED])))
+            .replace('"@GROUP@"', repr(json.dumps(group)))
         )
         path = folder / name
         path.write_text(f"#!{sys.executable} -IS\n{text}")

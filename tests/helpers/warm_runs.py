@@ -33,6 +33,8 @@ _folder: Path | None = None
 """The warm parent's scratch folder: its socket, and the stand-ins (helpers/warm_shim.py) that use it."""
 _python: str | None = None
 """The running warm parent's stand-in for ``python`` (``python()``)."""
+_group: str | None = None
+"""The stand-in ``python(group=True)`` gives."""
 _workers: str | None = None
 """The forked runs' ``sys.executable``: a stand-in that hands the warm parent the command an xdist worker
 starts with (execnet's bootstrap) and starts any other afresh, as itself (a server's watchdog that watches
@@ -81,23 +83,40 @@ def refusals() -> str:
     return notes.read_text() if notes is not None and notes.exists() else ""
 
 
-def python() -> str:
+def python(group: bool = False) -> str:
     """The interpreter to start a command with: the warm parent's stand-in for ``python`` (the command is
-    forked from the parent, signals passed on: helpers/warm_shim.py), else this interpreter."""
+    forked from the parent, signals passed on: helpers/warm_shim.py), else this interpreter. With ``group``,
+    for a command started as a process group's leader whose group will be signalled: the stand-in has the
+    command lead a group of its own, with the processes it starts (xdist's workers), and passes each signal
+    to that group."""
     with _lock:
-        return _python if _started() is not None and _python is not None else sys.executable
+        started = _started() is not None  # before reading the stand-ins' paths: it writes them
+        shim = _group if group else _python
+        return shim if started and shim is not None else sys.executable
 
 
 def _started() -> subprocess.Popen[bytes] | None:
     """The warm parent, started on first use (it imports for a few seconds); None where it cannot run."""
-    global _parent, _broken, _folder, _python, _workers
+    global _parent, _broken, _folder, _python, _group, _workers
     if _parent is not None and _parent.poll() is None:
         return _parent
     if _broken or not hasattr(os, "fork") or os.environ.get(SWITCH) == "0":
         return None
     _folder = Path(tempfile.mkdtemp(prefix="mathcomp-warm-"))
+    socket_path = str(_folder / "socket")
+    _python = str(warm_python.write_shims(_folder, socket_path, {"python": []})["python"])
+    group = Path(tempfile.mkdtemp(prefix="group-", dir=_folder))
+    _group = str(warm_python.write_shims(group, socket_path, {"python": []}, group=True)["python"])
+    try:
+        from execnet.gateway_io import popen_bootstrapline
+    except ImportError:
+        _workers = None
+    else:
+        workers = Path(tempfile.mkdtemp(prefix="workers-", dir=_folder))
+        only = [["-u", "-c", popen_bootstrapline]]
+        _workers = str(warm_python.write_shims(workers, socket_path, {"python": []}, only)["python"])
     proc = subprocess.Popen(
-        [sys.executable, str(PARENT), str(_folder / "socket")],
+        [sys.executable, str(PARENT), socket_path, *([_workers] if _workers else [])],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENVIRONMENT,
     )  # fmt: skip
     assert proc.stdout is not None
@@ -107,16 +126,6 @@ def _started() -> subprocess.Popen[bytes] | None:
         return None
     atexit.register(_stop, proc)
     _parent = proc
-    socket_path = str(_folder / "socket")
-    _python = str(warm_python.write_shims(_folder, socket_path, {"python": []})["python"])
-    try:
-        from execnet.gateway_io import popen_bootstrapline
-    except ImportError:
-        _workers = None
-    else:
-        workers = Path(tempfile.mkdtemp(prefix="workers-", dir=_folder))
-        only = [["-u", "-c", popen_bootstrapline]]
-        _workers = str(warm_python.write_shims(workers, socket_path, {"python": []}, only)["python"])
     return proc
 
 
@@ -167,8 +176,8 @@ def run(
     """`python -m MODULE ARGS` (pytest by default) forked from the warm parent: its exit code, stdout and
     stderr; None when no warm parent is free (another thread's run holds it) or none can run, so the caller
     starts a fresh interpreter. What the preloaded libraries read from the environment as they import, they
-    read from the worker's: a run that needs another value there (HF_*, LITELLM_*, TORCH*, PYTHON* but
-    PYTHONPATH) sets MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own
+    read from the worker's: a run that needs another value there (warm_python.READ_AT_IMPORT but
+    APPLIED) sets MATHCOMP_TESTS_WARM=0 in its environment before the first run, or starts its own
     process. With ``terminal`` (a pseudo-terminal's path) the run's stdin, stdout and stderr are that
     terminal, and what it writes is read there, not returned. With ``pipes`` its stdout and stderr are pipes
     (named ones, read here while it writes), as `subprocess.run(capture_output=True)` gives them, not files."""

@@ -26,6 +26,11 @@ ONLY: list[list[str]] = json.loads("@ONLY@")
 """The command lines this stand-in hands the parent (none: every one); any other runs afresh."""
 FORWARDED = [signal.Signals(number) for number in json.loads("@FORWARDED@")]
 """The signals passed on (warm_python.FORWARDED)."""
+GROUP: bool = json.loads("@GROUP@")
+"""Started as a process group's leader, this stand-in has its command lead a group of its own and passes each
+signal to that whole group: for a caller that signals the group (a CI runner's timeout), which a fresh
+interpreter's children (xdist's workers) are in. A stand-in cannot tell a signal sent to its group from one
+sent to it alone, so only the caller that signals the group asks for this one."""
 
 
 def fresh(why: str) -> None:
@@ -45,7 +50,9 @@ def main() -> None:
         os.execv(REAL, [REAL, *PREFIX, *sys.argv[1:]])
     signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)  # held until they can be passed on, not lost
     ignored = [int(sig) for sig in FORWARDED if signal.getsignal(sig) == signal.SIG_IGN]  # nohup's SIGHUP, say
-    request = {"argv": [*PREFIX, *sys.argv[1:]], "cwd": os.getcwd(), "env": dict(os.environ), "ignored": ignored}
+    group = GROUP and os.getpgrp() == os.getpid()
+    request = {"argv": [*PREFIX, *sys.argv[1:]], "cwd": os.getcwd(), "env": dict(os.environ), "ignored": ignored,
+               "group": group}  # fmt: skip
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(SOCKET)
@@ -57,9 +64,10 @@ def main() -> None:
     if "pid" not in started:
         fresh(str(started.get("refused", "the warm parent ended the connection")))
     pid = int(started["pid"])
+    send = os.killpg if group else os.kill
     for sig in FORWARDED:
         if sig not in ignored:
-            signal.signal(sig, lambda number, _frame: os.kill(pid, number))
+            signal.signal(sig, lambda number, _frame: send(pid, number))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
     line = replies.readline()  # a signal passed on does not cut the wait
     if not line:
