@@ -26,6 +26,8 @@ def test_sees_its_own_process():
     print("to stderr", file=sys.stderr)
     from hypothesis.configuration import storage_directory  # where Hypothesis keeps its files: this cwd's
     print("hypothesis", storage_directory(intent_to_write=False).path)
+    from hypothesis import settings  # its profile, from the environment as it imports: "ci" under CI=true
+    print("profile", settings.get_current_profile_name())
     assert os.environ["WARM_PROBE"] != "fail"
 """
 
@@ -38,8 +40,9 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _env(project: Path, value: str) -> dict[str, str]:
-    return {**os.environ, "WARM_PROBE": value, "PYTHONPATH": str(project / "lib")}
+def _env(project: Path, value: str, **more: str) -> dict[str, str]:
+    plain = {k: v for k, v in os.environ.items() if k != "CI"}
+    return {**plain, "WARM_PROBE": value, "PYTHONPATH": str(project / "lib"), **more}
 
 
 def test_a_forked_run_has_its_own_cwd_environment_path_output_and_exit_code(project: Path) -> None:
@@ -52,6 +55,9 @@ def test_a_forked_run_has_its_own_cwd_environment_path_output_and_exit_code(proj
     assert "to stderr" in forked.stderr and "to stderr" not in forked.stdout
     assert "PytestAssertRewriteWarning" not in forked.stdout + forked.stderr, "no warning a fresh run lacks"
     assert f"hypothesis {project / '.hypothesis'}" in forked.stdout, "nothing preloaded kept the parent's cwd"
+    assert "profile default" in forked.stdout
+    in_ci = warm_runs.run(args, project, _env(project, "one", CI="true"), timeout=120)
+    assert in_ci is not None and "profile ci" in in_ci.stdout, "Hypothesis's profile is the run's"
     again = warm_runs.run(args, project, _env(project, "fail"), timeout=120)
     assert again is not None and again.returncode == 1, "each run its own environment and exit code"
     fresh = subprocess.run(

@@ -118,6 +118,8 @@ def test_the_refusals() -> None:
         assert warm_python.refusal({**ok, "argv": [option, "-c", "pass"]}, started, imported) is not None
     assert warm_python.refusal({**ok, "argv": []}, started, imported) is not None, "an interactive interpreter"
     assert warm_python.refusal({**ok, "env": {"PYTHONHASHSEED": "0", **started}}, started, imported) is not None
+    observed = {"HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY": "1", **started}  # Hypothesis reads it as it imports
+    assert warm_python.refusal({**ok, "env": observed}, started, imported) is not None
     assert warm_python.refusal({**ok, "env": {}}, started, imported) is not None, "HF_HOME unset differs"
     torch_set = {**env, "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor"}
     assert warm_python.refusal({**ok, "env": torch_set}, started, imported) is None, "the value torch sets itself"

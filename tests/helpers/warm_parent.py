@@ -53,9 +53,10 @@ PRELOADED = (
     "torch", "transformers", "transformers.models.llama.modeling_llama", "litellm", "sympy", "psutil", "accelerate",
     "jinja2", "scipy.special",
     # pytest and the plugins every run loads. Not xdist, which keeps the sys.path it is imported with for its
-    # workers, nor Hypothesis, which keeps the working directory it is imported in for its files: here, both
-    # would be this process's, not the run's.
-    "pytest", "pytest_html.plugin", "pytest_metadata.plugin", "anyio.pytest_plugin",
+    # workers: here, it would be this process's, not the run's. Hypothesis (every run imports it, its plugin at
+    # the least) keeps the working directory and the CI profile it is imported with: the child takes both
+    # again (warm_python.enter).
+    "pytest", "pytest_html.plugin", "pytest_metadata.plugin", "anyio.pytest_plugin", "hypothesis",
 )  # fmt: skip
 
 
@@ -100,7 +101,7 @@ def preload() -> None:
         name
         for dist in importlib.metadata.distributions()
         if any(ep.group == "pytest11" for ep in dist.entry_points)
-        for name in (dist.read_text("top_level.txt") or "").split() + [dist.metadata["Name"].replace("-", "_")]
+        for name in _top_level(dist)
     }
     for name, module in list(sys.modules.items()):
         if module is not None and name.split(".")[0] in plugins:
@@ -108,6 +109,19 @@ def preload() -> None:
     import gc
 
     gc.freeze()  # what was imported here is never garbage: pytest's collections at exit skip it
+
+
+def _top_level(dist: Any) -> set[str]:
+    """The top-level modules and packages an installed distribution brings (Hypothesis: hypothesis and
+    _hypothesis_globals, say), as pytest finds them for its plugins: from its files, else top_level.txt."""
+    names = set((dist.read_text("top_level.txt") or "").split()) | {dist.metadata["Name"].replace("-", "_")}
+    for file in dist.files or ():
+        first = file.parts[0]
+        if first.endswith(".py"):
+            names.add(first[:-3])
+        elif len(file.parts) > 1 and "." not in first:
+            names.add(first)
+    return names
 
 
 def child(request: dict[str, Any]) -> int:

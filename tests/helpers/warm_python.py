@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SHIM = Path(__file__).with_name("warm_shim.py")
-READ_AT_IMPORT = ("PYTHON", "HF_", "TRANSFORMERS", "TOKENIZERS", "LITELLM", "TORCH", "OMP_", "MKL_", "CUDA")
+READ_AT_IMPORT = (
+    "PYTHON", "HF_", "TRANSFORMERS", "TOKENIZERS", "LITELLM", "TORCH", "OMP_", "MKL_", "CUDA", "HYPOTHESIS",
+)  # fmt: skip
 """Environment variables the interpreter or a preloaded library reads as it starts: a command whose value
 differs from the parent's runs afresh (APPLIED excepted: the child applies them)."""
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -99,6 +101,22 @@ def enter(cwd: str, env: dict[str, str], first: str) -> None:
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:  # as it reads OFFLINE when it is imported
         constants.HF_HUB_OFFLINE = constants._is_true(env.get(OFFLINE[0]) or env.get(OFFLINE[1]))  # type: ignore[attr-defined]
+    _as_hypothesis_imports()
+
+
+def _as_hypothesis_imports() -> None:
+    """What Hypothesis takes as it imports, taken again in this process's working directory and environment:
+    the folder it keeps its files in (``.hypothesis`` under the working directory) and its settings profile
+    (``ci`` where the environment says a CI service runs, else ``default``)."""
+    configuration = sys.modules.get("hypothesis.configuration")
+    if configuration is None:
+        return
+    setattr(configuration, "__hypothesis_home_directory_default", Path.cwd() / ".hypothesis")  # noqa: B010
+    setattr(configuration, "__hypothesis_home_directory", None)  # noqa: B010 (module-level dunder names)
+    from hypothesis import settings
+    from hypothesis._settings import is_in_ci
+
+    settings.load_profile("ci" if is_in_ci() else "default")
 
 
 def run(command: Command, cwd: str, env: dict[str, str]) -> int:
