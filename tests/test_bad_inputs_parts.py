@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from helpers import warm_runs
 from helpers.fault_server import Fault
 from helpers.prompt_server import PromptServer, question
 from helpers.suite_runner import REPO
@@ -57,6 +58,16 @@ def hang_on_cues(prompt: str) -> Fault:
     return Fault("hang", delay=120) if question(prompt).startswith("Does") else Fault(text="more")
 
 
+def _files(process: Any) -> list[Any]:
+    """The files ``process`` (a psutil.Process) has open; none where it ended or is not ours to read."""
+    import psutil
+
+    try:
+        return list(process.open_files())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return []
+
+
 def test_a_worker_killed_while_writing_leaves_a_cut_line_the_merge_drops_and_says(tmp_path: Path) -> None:
     """kill -9 of the xdist worker while its part file ends half way through a line (cut by the test: a
     kill landing mid-write cannot be timed): the run still merges the part, drops that line, says so, and
@@ -69,7 +80,7 @@ def test_a_worker_killed_while_writing_leaves_a_cut_line_the_merge_drops_and_say
         thresholds.write_text(PERMISSIVE)
         reports = tmp_path / "reports"
         command = [
-            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={reports}",
+            warm_runs.python(), "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={reports}",
             f"--cache-dir={tmp_path / 'cache'}", "--deselect=mathcomp_tests/suite/test_generated.py",
             "--model=openai/m", f"--api-base={server.url}", f"--thresholds={thresholds}", f"--limit={limit}",
             "--framings=neutral,direct-more", "--positions=end", "-n", "1", "--max-worker-restart=0",
@@ -84,10 +95,8 @@ def test_a_worker_killed_while_writing_leaves_a_cut_line_the_merge_drops_and_say
                 assert time.monotonic() < deadline, "the neutral case never finished"  # hang guard
                 time.sleep(0.1)
                 part = next(iter(reports.glob("*/results.gw0.jsonl")), part)
-            worker = next(
-                child
-                for child in psutil.Process(proc.pid).children(recursive=True)
-                if any(f.path == str(part) for f in child.open_files())
+            worker = next(  # the worker writing the part: the run's child, or the warm parent's (helpers/warm_runs)
+                process for process in psutil.process_iter() if any(f.path == str(part) for f in _files(process))
             )
             while not any(r.status == 0 for r in server.requests()):  # the cued case is being asked
                 assert time.monotonic() < deadline, "the cued case was never asked"  # hang guard
