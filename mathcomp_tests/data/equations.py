@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import cache
+from typing import Any
 
 from ..types import Label
 from .quoting import quote, reason
@@ -56,7 +58,7 @@ def evaluate(text: str) -> Fraction:
         if not side or not _ALLOWED.match(side) or "**" in side:
             raise EquationError(f"expected digits, + - × / and parentheses, got {quote(text)}")
         try:
-            expr = parse_expr(side, transformations=(*standard_transformations, rationalize))
+            expr = parse_expr(side, global_dict=_names(), transformations=(*standard_transformations, rationalize))
         except (SyntaxError, TypeError, ValueError, RecursionError, sympy.SympifyError) as exc:
             raise EquationError(f"cannot parse {quote(text)}: {reason(exc)}") from exc
         if expr.has(sympy.zoo, sympy.nan) or not expr.is_Rational:
@@ -65,6 +67,22 @@ def evaluate(text: str) -> Fraction:
     if len(values) == 2 and values[0] != values[1]:
         raise EquationError(f"{quote(text)}: left side is {values[0]}, not {values[1]}")
     return values[0]
+
+
+@cache
+def _names() -> dict[str, Any]:
+    """The names parse_expr evaluates in, as it builds them when given none (sympy's, the builtin functions,
+    and Max and Min as max and min): built once here, not on every call (a `from sympy import *` each)."""
+    import builtins
+    import types
+
+    import sympy
+
+    names: dict[str, Any] = {}
+    exec("from sympy import *", names)
+    names.update({n: o for n, o in vars(builtins).items() if isinstance(o, types.BuiltinFunctionType)})
+    names["max"], names["min"] = sympy.Max, sympy.Min
+    return names
 
 
 def compare(total_a: Fraction, total_b: Fraction) -> Label:

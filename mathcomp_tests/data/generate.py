@@ -70,15 +70,17 @@ def _nice(value: Fraction, scale: Scale) -> bool:
     return value > 0 and (value.denominator == 1 if whole else (value * 100).denominator == 1)
 
 
+_CENTS = (Fraction(0), Fraction(0), Fraction(1, 2), Fraction(3, 4), Fraction(99, 100), Fraction(1, 4))
+"""What a dollar amount adds to its whole dollars, drawn from these."""
+
+
 def _value(d: Draw, scale: Scale, multiple: int = 1) -> Fraction:
     """An amount on the scale's grain (money: whole dollars or common cents), divisible by ``multiple``."""
     step = scale.grain * multiple if scale.unit != "$" else Fraction(multiple)
     top = max(1, int(scale.high / step))
     value = step * d.integer(max(1, int(scale.low / step)), top)
     if scale.unit == "$" and multiple == 1:
-        value += choice(
-            d, (Fraction(0), Fraction(0), Fraction(1, 2), Fraction(3, 4), Fraction(99, 100), Fraction(1, 4))
-        )
+        value += choice(d, _CENTS)
     return value
 
 
