@@ -17,7 +17,17 @@ from typing import Any
 from mathcomp_tests.types import LABELS, Label
 
 from .examples import Example, answer_text, cue
-from .train_default import Config, Targets, _decision_offsets, _loss, _lr_factor, _targets, progress, update
+from .train_default import (
+    Config,
+    Scores,
+    Targets,
+    _decision_offsets,
+    _loss,
+    _lr_factor,
+    _targets,
+    progress,
+    update,
+)
 
 ANCHOR_WEIGHT = 4.0
 """The weight of an anchor's soft target (a cue example's targets weigh 2.5 in all: see ``_targets``). The demo's
@@ -86,8 +96,9 @@ def next_token_probabilities(
 
 def fit(
     model: Any, tokenizer: Any, encoded: list[Targets], heldout: list[Example], config: Config, log: Any
-) -> list[float]:
-    """``train_default._fit``'s loop (AdamW, warm-up, cosine decay, one shuffled pass) on ready targets."""
+) -> tuple[list[float], Scores]:
+    """``train_default._fit``'s loop (AdamW, warm-up, cosine decay, one shuffled pass) on ready targets; the
+    losses, and the held-out scores after the last step."""
     import torch
 
     generator = torch.Generator().manual_seed(config.seed)
@@ -96,6 +107,7 @@ def fit(
     order = torch.randperm(len(encoded), generator=generator).tolist()
     model.train()
     losses: list[float] = []
+    scores: Scores = {}
     for step in range(config.steps):
         start = step * config.batch_size % len(order)
         loss = _loss(
@@ -103,6 +115,6 @@ def fit(
         )
         losses.append(update(model, optimiser, schedule, loss))
         if (step + 1) % 100 == 0 or step == config.steps - 1:
-            progress(model, tokenizer, heldout, losses, step, 100, log)
+            scores = progress(model, tokenizer, heldout, losses, step, 100, log)
     model.eval()
-    return losses
+    return losses, scores

@@ -91,11 +91,10 @@ def finetune(base: Path, out: Path, settings: FineTune, log: Any = print) -> dic
             f"elsewhere), {settings.steps} steps"
         )
         encoded = cue_follower.targets(model, tokenizer, data, settings.cue_only, config.read_ahead)
-        cue_follower.fit(model, tokenizer, encoded, heldout, config, log)
+        _, after = cue_follower.fit(model, tokenizer, encoded, heldout, config, log)
     else:
         log(f"{len(data)} examples from {base} (cue share {settings.cue_share}), {settings.steps} steps")
-        _fit(model, tokenizer, data, heldout, config, log)
-    after = _evaluate(model, tokenizer, heldout)
+        _, after = _fit(model, tokenizer, data, heldout, config, log)
     out.mkdir(parents=True, exist_ok=True)
     tiny_model.save(model, tokenizer, out)
     record = {

@@ -111,7 +111,7 @@ def train(config: Config, out: Path, log: Any = print) -> dict[str, Any]:
     model = tiny_model.build_model(
         tokenizer, hidden=config.hidden, layers=config.layers, heads=config.heads, seed=config.seed
     )
-    losses = _fit(model, tokenizer, data, heldout, config, log)
+    losses, heldout_after = _fit(model, tokenizer, data, heldout, config, log)
     report = {
         "config": asdict(config),
         "parameters": sum(p.numel() for p in model.parameters()),
@@ -124,7 +124,7 @@ def train(config: Config, out: Path, log: Any = print) -> dict[str, Any]:
             "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "mkl_cbwr": os.environ.get("MKL_CBWR", ""),
         },
-        "heldout": _evaluate(model, tokenizer, heldout),
+        "heldout": heldout_after,
         "data": {
             "examples": len(data),
             "labels_by_framing": {
@@ -153,10 +153,15 @@ def pin_kernels() -> bool:
     return True
 
 
+Scores = dict[str, dict[str, float]]
+"""Held-out accuracy and DirErr per framing (``_evaluate``)."""
+
+
 def _fit(
     model: Any, tokenizer: Any, data: list[Example], heldout: list[Example], config: Config, log: Any
-) -> list[float]:
-    """AdamW with warm-up and cosine decay on the weighted targets of ``_targets``."""
+) -> tuple[list[float], Scores]:
+    """AdamW with warm-up and cosine decay on the weighted targets of ``_targets``; the losses, and the
+    held-out scores after the last step."""
     import torch
 
     offsets = _decision_offsets(tokenizer)
@@ -170,6 +175,7 @@ def _fit(
     last = len(order) - config.phases[-1].examples
     model.train()
     losses: list[float] = []
+    scores: Scores = {}
     for step in range(config.steps):
         start = step * config.batch_size
         if start >= len(order):  # more steps than examples: go round the last phase again
@@ -177,9 +183,9 @@ def _fit(
         batch = [encoded[i] for i in order[start : start + config.batch_size]]
         losses.append(update(model, optimiser, schedule, _loss(model, tokenizer.pad_token_id, batch)))
         if (step + 1) % 250 == 0 or step == config.steps - 1:
-            progress(model, tokenizer, heldout, losses, step, 250, log)
+            scores = progress(model, tokenizer, heldout, losses, step, 250, log)
     model.eval()
-    return losses
+    return losses, scores
 
 
 def update(model: Any, optimiser: Any, schedule: Any, loss: Any) -> float:
@@ -196,12 +202,14 @@ def update(model: Any, optimiser: Any, schedule: Any, loss: Any) -> float:
 
 def progress(
     model: Any, tokenizer: Any, heldout: list[Any], losses: list[float], step: int, every: int, log: Any
-) -> None:
-    """The log line after ``step``: the mean loss over the last ``every`` steps, held-out accuracy per framing."""
+) -> Scores:
+    """The log line after ``step``: the mean loss over the last ``every`` steps, held-out accuracy per framing;
+    the held-out scores (the model has no dropout: they are its scores in evaluation mode too)."""
     scores = _evaluate(model, tokenizer, heldout)
     model.train()
     shown = " ".join(f"{f}={r['accuracy']:.2f}" for f, r in scores.items())
     log(f"step {step + 1:4d}  loss {sum(losses[-every:]) / len(losses[-every:]):.4f}  held-out {shown}")
+    return scores
 
 
 def _lr_factor(step: int, config: Config) -> float:
