@@ -72,6 +72,18 @@ def test_thousands_of_generated_rows_keep_the_bounds_the_audit_and_the_balance(t
     assert 0.40 < sum(s.verbal for s in rows) / 1800 < 0.55  # the paper: 142 of 300
 
 
+def test_a_short_decimal_is_written_exactly_whatever_its_sign() -> None:
+    """-5/2 was written -3.5: the whole part of a negative amount came from floor division."""
+    from fractions import Fraction
+
+    from mathcomp_tests.data.steps import number
+
+    values = ("5/2", "-5/2", "-1/20", "123/20", "-7", "99/100")
+    assert [number(Fraction(v)) for v in values] == ["2.5", "-2.5", "-0.05", "6.15", "-7", "0.99"]
+    with pytest.raises(ValueError, match="no short decimal form"):
+        number(Fraction(1, 3))
+
+
 def test_paper_proportions_on_request() -> None:
     labels = Counter(s.label for s in generated_sets.balanced(450, seed=3, labels="paper"))
     for label, count in generated_sets.PAPER_LABELS.items():

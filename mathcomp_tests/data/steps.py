@@ -110,12 +110,13 @@ class Step:
 
 def number(value: Fraction) -> str:
     """12, 12.5, 12.25: exact short decimals only (a generator bug otherwise)."""
-    if value.denominator == 1:
-        return str(value.numerator)
+    numerator, denominator = value.numerator, value.denominator
+    if denominator == 1:
+        return str(numerator)
     for places in (1, 2):
-        scaled = value * 10**places
-        if scaled.denominator == 1:
-            whole, part = divmod(scaled.numerator, 10**places)
+        scale = 10**places
+        if scale % denominator == 0:  # value * scale is whole (value is in lowest terms): integers only
+            whole, part = divmod(abs(numerator) * (scale // denominator), scale)
             return f"{'-' if value < 0 else ''}{abs(whole)}.{part:0{places}d}"
     raise ValueError(f"{value} has no short decimal form")
 
