@@ -67,7 +67,7 @@ class NoScenario(Exception):
 
 def _nice(value: Fraction, scale: Scale) -> bool:
     whole = scale.unit in ("minutes", "pounds", "")
-    return value > 0 and (value.denominator == 1 if whole else (value * 100).denominator == 1)
+    return value > 0 and (value.denominator == 1 if whole else 100 % value.denominator == 0)
 
 
 _CENTS = (Fraction(0), Fraction(0), Fraction(1, 2), Fraction(3, 4), Fraction(99, 100), Fraction(1, 4))

@@ -104,6 +104,7 @@ def stated(sentence: str) -> list[Quantity]:
     """Every number the sentence states, in order; spans never overlap."""
     found: list[Quantity] = []
     taken: list[tuple[int, int]] = []
+    breaks = [(m.start(), m.end()) for m in _CLAUSE.finditer(sentence)]
 
     def add(match: re.Match[str], value: Fraction, kind: Kind, text: str | None = None) -> None:
         start, end = match.span()
@@ -113,7 +114,7 @@ def stated(sentence: str) -> list[Quantity]:
         unit = "$" if match.groupdict().get("dollar") else _unit(sentence, end)
         if kind == "percent":
             unit = "%"
-        found.append(Quantity(value, kind, text or match.group(), start, unit, _clause(sentence, start)))
+        found.append(Quantity(value, kind, text or match.group(), start, unit, _clause(sentence, start, breaks)))
 
     for m in _DIGITS.finditer(sentence):
         value = Fraction(m.group("num").replace(",", ""))
@@ -159,11 +160,11 @@ def _unit(sentence: str, end: int) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
-def _clause(sentence: str, at: int) -> str:
-    """The stretch of the sentence around position ``at`` between clause breaks."""
-    cuts = [0, *(m.end() for m in _CLAUSE.finditer(sentence)), len(sentence) + 1]
-    start = max(c for c in cuts if c <= at)
-    stop = min((m.start() for m in _CLAUSE.finditer(sentence) if m.start() > at), default=len(sentence))
+def _clause(sentence: str, at: int, breaks: list[tuple[int, int]]) -> str:
+    """The stretch of the sentence around position ``at`` between its clause ``breaks`` (the spans of
+    _CLAUSE's matches, in order)."""
+    start = max((end for _, end in breaks if end <= at), default=0)
+    stop = min((begin for begin, _ in breaks if begin > at), default=len(sentence))
     return sentence[start:stop].strip()
 
 
