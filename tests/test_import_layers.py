@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -91,30 +92,39 @@ def layer(module: str) -> int:
     raise AssertionError(f"{module}: its top-level name {name!r} is in no layer of LAYERS; add it")
 
 
-KNOWN = modules()
-EDGES = {
-    name: {(line, target) for line, target in imports(name, path, KNOWN) if target != name}
-    for name, path in KNOWN.items()
-}
+@cache
+def _known() -> dict[str, Path]:
+    """The project's modules (read when a test first asks, not as the module is collected)."""
+    return modules()
+
+
+@cache
+def _edges() -> dict[str, set[tuple[int, str]]]:
+    """Each module's imports of the project's own modules, (line, module)."""
+    known = _known()
+    return {
+        name: {(line, target) for line, target in imports(name, path, known) if target != name}
+        for name, path in known.items()
+    }
 
 
 def test_every_import_of_the_project_names_a_module_that_exists() -> None:
     missing = [
-        f"{KNOWN[name].relative_to(PACKAGE.parent)}:{line}: {target}"
-        for name, edges in EDGES.items()
+        f"{_known()[name].relative_to(PACKAGE.parent)}:{line}: {target}"
+        for name, edges in _edges().items()
         for line, target in edges
-        if target not in KNOWN and target != "mathcomp_tests"
+        if target not in _known() and target != "mathcomp_tests"
     ]
     assert not missing, "imports of modules that do not exist:\n" + "\n".join(sorted(missing))
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
     upward = [
-        f"{KNOWN[name].relative_to(PACKAGE.parent)}:{line}: {top(name)} imports {target} ({top(target)})"
-        for name, edges in EDGES.items()
+        f"{_known()[name].relative_to(PACKAGE.parent)}:{line}: {top(name)} imports {target} ({top(target)})"
+        for name, edges in _edges().items()
         if top(name) != "__init__"
         for line, target in edges
-        if target in KNOWN and top(target) != "__init__" and layer(target) > layer(name)
+        if target in _known() and top(target) != "__init__" and layer(target) > layer(name)
     ]
     assert not upward, "upward imports:\n" + "\n".join(sorted(upward))
 
@@ -157,9 +167,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 @pytest.mark.parametrize("level", ["module", "package"])
 def test_no_import_cycles(level: str) -> None:
     graph: dict[str, set[str]] = {}
-    for name, edges in EDGES.items():
+    for name, edges in _edges().items():
         for _, target in edges:
-            if target not in KNOWN or target == "mathcomp_tests":
+            if target not in _known() or target == "mathcomp_tests":
                 continue
             a, b = (name, target) if level == "module" else (top(name), top(target))
             if a != b:
@@ -170,7 +180,8 @@ def test_no_import_cycles(level: str) -> None:
 def family(module: str) -> str | None:
     """The sub-package of a package a module lies in (``backends.chat``); None for a package's own modules."""
     parts = module.split(".")
-    if len(parts) < 4 or f"{'.'.join(parts[:3])}" not in KNOWN or KNOWN[".".join(parts[:3])].name != "__init__.py":
+    package = _known().get(".".join(parts[:3])) if len(parts) >= 4 else None
+    if package is None or package.name != "__init__.py":
         return None
     return ".".join(parts[1:3])
 
@@ -183,12 +194,12 @@ def test_no_import_cycles_between_the_families_of_a_package() -> None:
     """backends/ is in rooms (chat, completions, local, vllm, cache, batch): no two rooms import each other,
     directly or round about (a room may use its package's own modules and any room it does not lead back to)."""
     graph: dict[str, set[str]] = {}
-    for name, edges in EDGES.items():
+    for name, edges in _edges().items():
         for _, target in edges:
-            a, b = family(name), family(target) if target in KNOWN else None
+            a, b = family(name), family(target) if target in _known() else None
             if a and b and a != b:
                 graph.setdefault(a, set()).add(b)
-    assert {family(name) for name in KNOWN if top(name) == "backends"} - {None} == BACKEND_ROOMS
+    assert {family(name) for name in _known() if top(name) == "backends"} - {None} == BACKEND_ROOMS
     assert {"backends.completions", "backends.local"} <= set(graph) | {b for bs in graph.values() for b in bs}
     assert not _cycles(graph), f"cycles between sub-packages: {_cycles(graph)}"
 
@@ -214,7 +225,7 @@ def test_no_room_leads_back_to_itself_through_its_package() -> None:
     what a room takes from them leads back into no room that reaches them. local/hf.py -> model_files.py ->
     local/weights.py ran back up. Besides, of the root only the ask-ahead wrapper imports a room (the cache's
     store it wraps)."""
-    graph = through_the_root(EDGES)
+    graph = through_the_root(_edges())
     assert not _cycles(graph), f"rooms reached back through their package's modules: {_cycles(graph)}"
     root = {name for name in graph if name.startswith("backends.") and name not in BACKEND_ROOMS}
     into_rooms = {(a, b) for a in root for b in graph[a] if b in BACKEND_ROOMS}
@@ -242,7 +253,7 @@ def test_the_run_page_and_the_history_pages_are_rooms_of_their_own() -> None:
     takes the run page's shared pieces (sections, charts, the page around a body), and report/ takes
     nothing of history/, of the site or of a command's room (record/, keep/)."""
     assert layer("mathcomp_tests.history.page") > layer("mathcomp_tests.report.charts")
-    assert not [name for name in KNOWN if top(name) == "report" and "history" in name.rsplit(".", 1)[-1]]
+    assert not [name for name in _known() if top(name) == "report" and "history" in name.rsplit(".", 1)[-1]]
     from_history = {top(target) for _, target in room_imports("history")}
     assert "report" in from_history and not from_history & {"site", "keep", "record"}, from_history
     upward = [f"{n} imports {t}" for n, t in room_imports("report") if top(t) in ("history", "site", "record", "keep")]
@@ -257,7 +268,7 @@ def imported_names(name: str, path: Path) -> Iterator[tuple[str, str]]:
 
 def room_imports(room: str) -> list[tuple[str, str]]:
     """(module, what it imports) for every import of the project's own code by the modules of ``room``."""
-    found = [(name, target) for name, edges in EDGES.items() if top(name) == room for _, target in edges]
+    found = [(name, target) for name, edges in _edges().items() if top(name) == room for _, target in edges]
     assert found, f"no module of {room}/ imports anything: is {room}/ still a room?"
     return sorted(found)
 
@@ -276,7 +287,7 @@ def test_the_statistics_import_neither_the_baseline_file_nor_the_configuration_n
         if top(target) in ("baseline_file", "config", *MODEL_ROOMS)
     ]
     assert not found, "the statistics reach outside their room:\n" + "\n".join(found)
-    assert not any(top(name) == "scoring" and name.endswith(".judge") for name in KNOWN), "the judge calls a model"
+    assert not any(top(name) == "scoring" and name.endswith(".judge") for name in _known()), "the judge calls a model"
 
 
 def test_the_configuration_imports_nothing_but_the_bottom_layer() -> None:
@@ -306,7 +317,7 @@ def imports_run(name: str, path: Path) -> bool:
 def test_no_module_imports_the_run_but_the_run_and_the_plugin(tmp_path: Path) -> None:
     """summary.json, shard.json, the merge and the suite's tests are written over what the run hands back once
     (run/facts.py RunFacts; the plugin's fixtures), not over the Run and everything it loads and asks."""
-    found = sorted(name for name, path in KNOWN.items() if top(name) not in RUN_HOLDERS and imports_run(name, path))
+    found = sorted(name for name, path in _known().items() if top(name) not in RUN_HOLDERS and imports_run(name, path))
     assert not found, f"modules that import the Run, outside run/ and the plugin: {found}"
     once = tmp_path / "rebuild.py"
     once.write_text("from ..run import PARTNERS, REVEAL_AFTER, Run\n")  # merge/rebuild.py's MergedRun(Run), once
@@ -325,7 +336,7 @@ def test_the_baseline_file_takes_only_its_precision_from_the_statistics_and_reso
     assert not [t for _, t in imported if top(t) == "config"], imported
     from_models = {
         (name, target, what)
-        for name, path in KNOWN.items()
+        for name, path in _known().items()
         if top(name) == "baseline_file"
         for target, what in imported_names(name, path)
         if top(target) in MODEL_ROOMS

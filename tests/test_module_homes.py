@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mathcomp_tests"
 MOST_LINES = 400
+
+
+@cache
 def _sources() -> dict[str, ast.Module]:
+    """Every module's syntax tree, by its path under the package (read when a test first asks)."""
     return {
         path.relative_to(PACKAGE).as_posix(): ast.parse(path.read_text(encoding="utf-8"), str(path))
         for path in sorted(PACKAGE.rglob("*.py"))
     }
 
-
-SOURCES = _sources()
 
 
 def _imported(tree: ast.Module) -> set[tuple[str, str]]:
@@ -35,7 +38,7 @@ def _imported(tree: ast.Module) -> set[tuple[str, str]]:
 def test_no_module_is_over_400_lines() -> None:
     long = {
         name: n
-        for name in SOURCES
+        for name in _sources()
         if (n := len((PACKAGE / name).read_text(encoding="utf-8").splitlines())) > MOST_LINES
     }
     assert not long, f"modules over {MOST_LINES} lines (split them by job): {long}"
@@ -45,7 +48,7 @@ def test_a_module_level_constant_has_one_definition() -> None:
     """The same constant (by name, a leading underscore aside, and value) assigned in two modules is one
     value kept twice: the day one copy changes, the other disagrees."""
     where: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for name, tree in SOURCES.items():
+    for name, tree in _sources().items():
         for node in tree.body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 target = node.targets[0].id.lstrip("_")
@@ -59,7 +62,7 @@ def test_the_weights_identity_is_not_taken_from_the_transformers_backend() -> No
     """A model folder's fingerprint and where its weights lie serve the run's identity and vLLM as much as
     the hf backend: they live in a module of their own, and neither imports hf.py for them."""
     for name in ("backends/identity.py", "backends/vllm/engine.py"):
-        found = {module for module, _ in _imported(SOURCES[name])}
+        found = {module for module, _ in _imported(_sources()[name])}
         hf = [module for module in found if module == "hf" or module.endswith(".hf")]
         assert not hf, f"{name} imports backends/local/hf.py"
 
@@ -68,7 +71,9 @@ def test_redact_is_imported_from_its_home_not_through_the_backend_protocol() -> 
     """backends/secrets.py holds every secret and the one redaction; the report and the plugin take it
     from there, and backends/base.py (the backend protocol) does not pass it on."""
     through_base = sorted(
-        name for name, tree in SOURCES.items() if any(n == "redact" and m.endswith("base") for m, n in _imported(tree))
+        name
+        for name, tree in _sources().items()
+        if any(n == "redact" and m.endswith("base") for m, n in _imported(tree))
     )
     assert not through_base, f"redact imported through backends/base.py: {through_base}"
 
@@ -77,7 +82,7 @@ def test_backends_holds_no_function_only_the_command_line_calls() -> None:
     """Command code (what `mathcomp cache` does) lives in cli/; a function of backends/ that nothing but
     cli/ names is command code in the wrong room."""
     used: dict[str, set[str]] = defaultdict(set)
-    for name, tree in SOURCES.items():
+    for name, tree in _sources().items():
         for node in ast.walk(tree):
             if isinstance(node, ast.Name):
                 used[node.id].add(name)
@@ -87,7 +92,7 @@ def test_backends_holds_no_function_only_the_command_line_calls() -> None:
                 used[node.name].add(name)
     command_only = sorted(
         f"{name}: {node.name}"
-        for name, tree in SOURCES.items()
+        for name, tree in _sources().items()
         if name.startswith("backends/")
         for node in tree.body
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
@@ -107,12 +112,12 @@ def test_each_command_has_a_room_named_as_the_command_and_record_means_one_thing
     a kept night's files are a "night", a batch's saved state a "submission": no other module or folder has
     "record" in its name but the command's own room, record/, and its entry point."""
     for command in COMMAND_ROOMS:
-        assert f"{command}/__init__.py" in SOURCES, f"`mathcomp {command}` has no room {command}/"
-        imported = {module.split(".")[0] for module, _ in _imported(SOURCES[f"cli/{command}.py"])}
+        assert f"{command}/__init__.py" in _sources(), f"`mathcomp {command}` has no room {command}/"
+        imported = {module.split(".")[0] for module, _ in _imported(_sources()[f"cli/{command}.py"])}
         assert command in imported, f"cli/{command}.py imports nothing of {command}/: its code lives elsewhere"
     named = sorted(
         name
-        for name in SOURCES
+        for name in _sources()
         if any("record" in part for part in name.removesuffix(".py").split("/"))
         and name.split("/")[0] not in ("records", "record")
         and name != "cli/record.py"
