@@ -18,14 +18,13 @@ The parent stays single-threaded (forking is safe only then) and answers runs ov
 one JSON line each way:
 ``{"args": [...], "cwd": DIR, "env": {...}, "stdout": FILE, "stderr": FILE, "timeout": SECONDS}`` (and
 ``"stdin": FILE``, else the null device; a terminal's path for all three runs the child on that terminal;
-``"module": NAME`` runs `python -m NAME ARGS`, the project's command line say, where pytest is the default;
-``"executable": PATH`` is the run's ``sys.executable``, the stand-in its xdist workers start with) ->
+``"module": NAME`` runs `python -m NAME ARGS`, the project's command line say, where pytest is the default) ->
 ``{"returncode": N, "cpu": SECONDS}`` (negative N: killed by that signal; the child's CPU, user and system)
 or ``{"timed_out": true}`` (the child was killed); ``{"usage": true}`` -> ``{"cpu": SECONDS}``, what the
 children the stand-ins asked for spent since the last such request.
 Given a path (``python tests/helpers/warm_parent.py SOCKET [WORKERS]``), it also listens there for the
 stand-ins of helpers/warm_python.py, forking one child for each command they hand it, while other children
-run; WORKERS is those commands' ``sys.executable``, the stand-in their xdist workers start with.
+run. WORKERS is every child's ``sys.executable``: the stand-in their xdist workers start with.
 It exits when its stdin closes, killing the children still running.
 """
 
@@ -134,8 +133,6 @@ def child(request: dict[str, Any]) -> int:
         os.close(source)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     warm_python.enter(request["cwd"], request["env"], request["cwd"])  # as `python -m` puts the cwd first
-    if request.get("executable"):  # its xdist workers forked from here too (warm_runs._started)
-        sys.executable = request["executable"]
     return _run_module(request.get("module", "pytest"), request["args"])
 
 
@@ -205,9 +202,6 @@ class Parent:
     started_with: dict[str, str]
     """The environment the parent started with: a command whose READ_AT_IMPORT values differ runs afresh."""
     running: dict[int, Running] = field(default_factory=dict)
-    workers: str | None = None
-    """The ``sys.executable`` of the stand-ins' commands: the stand-in their xdist workers start with
-    (warm_runs._started), None for this interpreter."""
     served_cpu: float = 0.0
     """CPU seconds of the children the stand-ins asked for, not yet reported (a "usage" request)."""
 
@@ -248,8 +242,6 @@ class Parent:
                 conn.close()
                 return
             inherited = [s.fileno() for s in self.sockets()] + [conn.fileno()]
-            if self.workers is not None:
-                request["executable"] = self.workers
             pid = os.fork()
             if pid == 0:
                 _forked(inherited, lambda: _command(command, request, fds))
@@ -334,8 +326,6 @@ def _command(command: warm_python.Command, request: dict[str, Any], fds: list[in
     passes signals to the group; its exit code."""
     if request.get("group"):
         os.setpgid(0, 0)
-    if request.get("executable"):
-        sys.executable = request["executable"]
     for source, target in zip(fds, (0, 1, 2), strict=True):
         os.dup2(source, target)
     for fd in fds:
@@ -353,8 +343,9 @@ def _reply(message: dict[str, Any]) -> None:
 def main() -> None:
     started_with = dict(os.environ)  # before the imports, some of which set variables of their own
     preload()
+    if len(sys.argv) > 2:  # every child's xdist workers forked from here too (warm_runs._started)
+        sys.executable = sys.argv[2]
     listener = None
-    workers = sys.argv[2] if len(sys.argv) > 2 else None
     if len(sys.argv) > 1:  # the stand-ins' socket (none where its path is too long: they then start afresh)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -364,7 +355,7 @@ def main() -> None:
             listener.close()
             listener = None
     _reply({"ready": True})
-    Parent(listener, started_with, workers=workers).serve()
+    Parent(listener, started_with).serve()
 
 
 if __name__ == "__main__":

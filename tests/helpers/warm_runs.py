@@ -35,10 +35,6 @@ _python: str | None = None
 """The running warm parent's stand-in for ``python`` (``python()``)."""
 _group: str | None = None
 """The stand-in ``python(group=True)`` gives."""
-_workers: str | None = None
-"""The forked runs' ``sys.executable``: a stand-in that hands the warm parent the command an xdist worker
-starts with (execnet's bootstrap) and starts any other afresh, as itself (a server's watchdog that watches
-its parent, say); None where execnet is not installed."""
 
 
 def forked_cpu() -> float:
@@ -97,7 +93,7 @@ def python(group: bool = False) -> str:
 
 def _started() -> subprocess.Popen[bytes] | None:
     """The warm parent, started on first use (it imports for a few seconds); None where it cannot run."""
-    global _parent, _broken, _folder, _python, _group, _workers
+    global _parent, _broken, _folder, _python, _group
     if _parent is not None and _parent.poll() is None:
         return _parent
     if _broken or not hasattr(os, "fork") or os.environ.get(SWITCH) == "0":
@@ -107,16 +103,18 @@ def _started() -> subprocess.Popen[bytes] | None:
     _python = str(warm_python.write_shims(_folder, socket_path, {"python": []})["python"])
     group = Path(tempfile.mkdtemp(prefix="group-", dir=_folder))
     _group = str(warm_python.write_shims(group, socket_path, {"python": []}, group=True)["python"])
-    try:
+    # The forked runs' sys.executable: a stand-in that hands the warm parent the command an xdist worker starts
+    # with (execnet's bootstrap) and starts any other afresh, as itself (a server's watchdog that watches its
+    # parent, say); none where execnet is not installed.
+    workers: list[str] = []
+    with contextlib.suppress(ImportError):
         from execnet.gateway_io import popen_bootstrapline
-    except ImportError:
-        _workers = None
-    else:
-        workers = Path(tempfile.mkdtemp(prefix="workers-", dir=_folder))
+
+        folder = Path(tempfile.mkdtemp(prefix="workers-", dir=_folder))
         only = [["-u", "-c", popen_bootstrapline]]
-        _workers = str(warm_python.write_shims(workers, socket_path, {"python": []}, only)["python"])
+        workers.append(str(warm_python.write_shims(folder, socket_path, {"python": []}, only)["python"]))
     proc = subprocess.Popen(
-        [sys.executable, str(PARENT), socket_path, *([_workers] if _workers else [])],
+        [sys.executable, str(PARENT), socket_path, *workers],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENVIRONMENT,
     )  # fmt: skip
     assert proc.stdout is not None
@@ -192,7 +190,7 @@ def run(
             out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
             readers = [_drained(path) for path in (out, err)] if pipes else []
             request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
-                       "timeout": timeout, "module": module, "executable": _workers}  # fmt: skip
+                       "timeout": timeout, "module": module}  # fmt: skip
             if terminal is not None:
                 request.update(stdin=terminal, stdout=terminal, stderr=terminal)
             reply = _ask(request)
