@@ -4,6 +4,7 @@ server gone ends the call once, not once a piece."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -61,6 +62,16 @@ def _held_until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
+def _settled(backend: Any) -> bool:
+    """Whether the backend's loop has nothing under way: the pieces that failed have ended, as the caller's
+    thread sees before it renders the next piece (``LoopThread.run_each``)."""
+
+    async def idle() -> bool:
+        return all(task is asyncio.current_task() for task in asyncio.all_tasks())
+
+    return bool(asyncio.run_coroutine_threadsafe(idle(), backend._loop.loop).result())
+
+
 def test_a_large_call_sends_its_first_requests_before_its_last_prompt_is_rendered() -> None:
     server = FaultServer(models=_listed())
     prompts = _prompts(1000)
@@ -98,8 +109,8 @@ def test_a_large_call_to_a_server_that_is_gone_fails_once_not_once_a_piece(monke
     rendered: list[Prompt] = []
 
     def held(prompt: Prompt) -> str:
-        if len(rendered) == 2 * PIECE:  # the third piece waits until the first ones have failed
-            _held_until(lambda: bool(raised), "the server was found gone")
+        if len(rendered) == 2 * PIECE:  # the third piece waits until the first ones have failed and ended
+            _held_until(lambda: bool(raised) and _settled(backend), "the server was found gone")
         rendered.append(prompt)
         return str(real(prompt))
 

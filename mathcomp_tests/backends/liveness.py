@@ -194,4 +194,6 @@ class Liveness:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+            elif not task.cancelled():
+                task.exception()  # retrieved: a piece cancelled from outside ended it while we were away
             self._trips.discard(tripped)
