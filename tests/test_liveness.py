@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 from typing import Any
 
 import pytest
@@ -24,20 +25,18 @@ async def _cancelled_during_a_health_check() -> list[dict[str, Any]]:
         await asyncio.Event().wait()  # a health check that does not come back
         return None
 
-    now = [0.0]
-    liveness = Liveness("http://127.0.0.1:9", max_failures=5, timeout=600, ping=ping, clock=lambda: now[0])
-    piece = asyncio.ensure_future(asyncio.sleep(3600))
-    call = asyncio.ensure_future(liveness.supervise(asyncio.gather(piece)))
-    await asyncio.sleep(0)
-    now[0] = 10.0  # no answer for 10 s: the next poll checks the server
+    ticks = itertools.count(0, 10)  # 10 s pass between two looks at the clock: the first poll checks
+    liveness = Liveness("http://127.0.0.1:9", 5, timeout=1e9, ping=ping, clock=lambda: next(ticks))
+    piece = asyncio.ensure_future(asyncio.Event().wait())
+    work = asyncio.gather(piece)
+    call = asyncio.ensure_future(liveness.supervise(work))
     await checking.wait()
     piece.cancel()
-    for _ in range(3):
-        await asyncio.sleep(0)  # the piece ends, and with it the gather the call was given
+    await asyncio.wait([work])  # the piece ended, and with it the work the call was given
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    del piece, call
+    del piece, work, call
     gc.collect()
     return unretrieved
 
