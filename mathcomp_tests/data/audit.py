@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 from ..types import LABELS, Label, Scenario
@@ -97,18 +97,23 @@ def check(row: Row) -> list[Finding]:
 
 def _read_safely(s: Scenario, side: str) -> tuple[list[tuple[str, str]], Fraction | None]:
     """The literal reading is a heuristic: spellings sympy accepts and Python does not (``007``) skip it."""
+    sentence, expr = (s.text_a, s.expr_a) if side == "A" else (s.text_b, s.expr_b)
     try:
-        return _read(s, side)
+        notes, total = _read(sentence, expr, side, s.quantity)
     except (SyntaxError, ValueError, ZeroDivisionError):
         return [], None
+    return list(notes), total
 
 
-def _read(s: Scenario, side: str) -> tuple[list[tuple[str, str]], Fraction | None]:
+@lru_cache(maxsize=1 << 13)
+def _read(
+    sentence: str, expr: str, side: str, quantity: str
+) -> tuple[tuple[tuple[str, str], ...], Fraction | None]:
     """Compare one sentence with its equation: numbers the equation invents, amounts it leaves out.
 
-    Returns the findings and the total a literal reading of the sentence gives (None when unknown).
+    Returns the findings and the total a literal reading of the sentence gives (None when unknown). Kept
+    per sentence and equation: a generated row is audited as it is made and again as its file is read.
     """
-    sentence, expr = (s.text_a, s.expr_a) if side == "A" else (s.text_b, s.expr_b)
     where = f"{'equation_sentence1' if side == 'A' else 'equation_sentence2'} {expr!r}"
     qs = numbers.stated(sentence)
     equation = numbers.Equation(expr)
@@ -143,12 +148,12 @@ def _read(s: Scenario, side: str) -> tuple[list[tuple[str, str]], Fraction | Non
                 swaps[term] = math.prod((q.value for q in plain), start=Fraction(1))
                 msg += f" (read as {' x '.join(q.text for q in plain)})"
             notes.append(("unstated-number", msg))
-        return notes, equation.with_terms(swaps) if all(t in swaps for t in unmatched) else None
+        return tuple(notes), equation.with_terms(swaps) if all(t in swaps for t in unmatched) else None
     total = equation.with_terms(swaps)
-    units = {qs[i].unit for i in used if qs[i].unit} if s.quantity == "others" else set()
+    units = {qs[i].unit for i in used if qs[i].unit} if quantity == "others" else set()
     subtracts = any(t.negative for t in equation.terms)
     for q in unused:
-        amount = q.kind == "percent" or q.dimension() == s.quantity or q.unit in units
+        amount = q.kind == "percent" or q.dimension() == quantity or q.unit in units
         # A count taken away ("sold 45 of them") is only missing when nothing at all is subtracted.
         if not amount and not (q.deduction and not subtracts):
             continue
@@ -161,7 +166,7 @@ def _read(s: Scenario, side: str) -> tuple[list[tuple[str, str]], Fraction | Non
         notes.append(
             ("omitted-deduction" if q.deduction else "omitted-quantity", f"{where} leaves out {what}")
         )
-    return notes, total
+    return tuple(notes), total
 
 
 def _match(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from ..types import Label
@@ -37,10 +37,13 @@ def normalise(text: str) -> str:
     return _IMPLICIT.sub("*", s)
 
 
+@lru_cache(maxsize=1 << 14)
 def evaluate(text: str) -> Fraction:
     """The exact value of an equation such as ``(3×2) + 5 - 10/2`` or ``8 + 8/2 = 12``.
 
-    Decimals are read as exact rationals (``0.1`` is 1/10). A trailing ``= value`` must agree.
+    Decimals are read as exact rationals (``0.1`` is 1/10). A trailing ``= value`` must agree. Kept per
+    equation (a value is immutable, an error is not kept): a generated row is verified as it is made and
+    again as its file is read, and sympy's parser takes a millisecond an equation.
     """
     import sympy
     from sympy.parsing.sympy_parser import parse_expr, rationalize, standard_transformations
