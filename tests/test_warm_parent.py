@@ -140,6 +140,20 @@ def test_no_preloaded_project_module_reads_the_environment_or_the_working_direct
     assert found == {}
 
 
+def test_the_pytest_parts_the_warm_parent_preloads_read_nothing_of_the_run_as_they_import() -> None:
+    found = {}
+    for name in warm_parent.PYTEST_PARTS:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None, name
+        if reads := reads_at_import(Path(spec.origin).read_text(encoding="utf-8")):
+            found[name] = reads
+    assert found == {}
+    assert set(warm_parent.PYTEST_PARTS) <= set(warm_parent.PRELOADED)
+    argcomplete = importlib.util.find_spec("_pytest._argcomplete")
+    assert argcomplete is not None and argcomplete.origin is not None
+    assert reads_at_import(Path(argcomplete.origin).read_text(encoding="utf-8")), "the check finds a read"
+
+
 def test_a_forked_runs_xdist_workers_see_its_pythonpath(project: Path) -> None:
     """xdist sends its workers the sys.path it saw when it was imported: a preloaded xdist would send the
     parent's, and a plugin or module on the run's PYTHONPATH would be missing in the workers."""
