@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers import warm_python, warm_runs
+from helpers.warm_parent import BARE
 
 PROBE = """
 import json, os, sys
@@ -157,7 +158,8 @@ def test_the_warm_parent_has_the_workers_environment_whichever_test_starts_it(tm
         "print(json.dumps({'forked': int(parent.stdout) != os.getpid(), 'refusals': warm_runs.refusals()}))\n"
     )
     tests = Path(__file__).parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tests), os.environ.get("PYTHONPATH")]))}
+    path = os.pathsep.join(filter(None, [str(tests), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, warm_runs.SWITCH: BARE}  # its environment, not its imports, counts
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)

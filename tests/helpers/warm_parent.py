@@ -69,6 +69,9 @@ PRELOADED = (
 )  # fmt: skip
 
 
+BARE = "bare"
+"""MATHCOMP_TESTS_WARM=bare: a parent that preloads nothing, for a test about the parent itself, not its runs."""
+
 PROJECT = "mathcomp_tests"
 NOT_PRELOADED = (f"{PROJECT}.suite", f"{PROJECT}.starter", f"{PROJECT}.__main__")
 """The suite's test modules and conftest files (pytest imports them from their paths and rewrites them),
@@ -352,7 +355,8 @@ def _reply(message: dict[str, Any]) -> None:
 
 def main() -> None:
     started_with = dict(os.environ)  # before the imports, some of which set variables of their own
-    preload()
+    if os.environ.get(warm_python.SWITCH) != BARE:
+        preload()
     if len(sys.argv) > 2:  # every child's xdist workers forked from here too (warm_runs._started)
         sys.executable = sys.argv[2]
     listener = None

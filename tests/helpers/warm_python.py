@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SHIM = Path(__file__).with_name("warm_shim.py")
+SWITCH = "MATHCOMP_TESTS_WARM"
+"""0: no warm parent (helpers/warm_runs.py); ``bare``: one that preloads nothing (helpers/warm_parent.py)."""
 READ_AT_IMPORT = (
     "PYTHON", "HF_", "TRANSFORMERS", "TOKENIZERS", "LITELLM", "TORCH", "OMP_", "MKL_", "CUDA", "HYPOTHESIS",
 )  # fmt: skip

@@ -18,7 +18,7 @@ from typing import Any
 from . import warm_python
 
 PARENT = Path(__file__).with_name("warm_parent.py")
-SWITCH = "MATHCOMP_TESTS_WARM"
+SWITCH = warm_python.SWITCH
 """Set to 0 to start every suite run as a fresh interpreter (slower; the runs are the same)."""
 
 ENVIRONMENT = dict(os.environ)
