@@ -1,4 +1,5 @@
-"""A real OpenAI-compatible server on 127.0.0.1: `transformers serve` with a local model directory."""
+"""A real OpenAI-compatible server on 127.0.0.1: `transformers serve` with a local model directory, forked
+from this worker's warm parent (helpers/warm_runs.py) where one runs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import warm_runs
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -24,7 +27,7 @@ def transformers_serve(model_dir: Path, log: Path) -> Iterator[str]:
     """Start the server, wait for /health, yield its /v1 base URL, stop it on exit."""
     port = free_port()
     command = [
-        str(Path(sys.executable).with_name("transformers")),
+        _transformers(),
         "serve",
         str(model_dir),
         "--host",
@@ -53,6 +56,15 @@ def transformers_serve(model_dir: Path, log: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _transformers() -> str:
+    """The `transformers` command: the warm parent's stand-in for it where one runs (the server is forked
+    from a process that has torch and transformers imported: a few CPU seconds less to start), else the
+    console script."""
+    script = Path(sys.executable).with_name("transformers")
+    shims = warm_runs.stand_ins({"transformers": [str(script)]})
+    return str(shims["transformers"]) if shims else str(script)
 
 
 def _healthy(base: str) -> bool:
