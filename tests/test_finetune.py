@@ -45,6 +45,7 @@ def test_a_few_steps_give_a_model_that_loads_differs_from_its_base_and_repeats(t
     [
         (["--steps", "0"], "--steps 0: expected at least 1"),
         (["--cue-share", "1.5"], "--cue-share 1.5: expected a share between 0 and 1"),
+        (["--heldout", "0"], "--heldout 0: expected at least 1"),
         (["--out", str(BASE)], "the base model's own directory; choose another"),
         (
             ["--base", "nowhere"],

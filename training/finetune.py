@@ -162,6 +162,13 @@ def main(argv: list[str] | None = None) -> int:
         "answers as the base does",
     )
     parser.add_argument("--seed", type=int, default=FineTune.seed, help="(default: %(default)s)")
+    parser.add_argument(
+        "--heldout",
+        type=int,
+        default=FineTune.heldout,
+        help="generated examples drawn for the held-out scores printed and recorded before and after (their "
+        "one-word ones are scored; they never change the training): (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     if args.steps is None:
         args.steps = FineTune.steps if args.cue_only is None else CUE_ONLY_STEPS
@@ -169,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         args.cue_share = FineTune.cue_share if args.cue_only is None else CUE_ONLY_SHARE
     if args.steps < 1:
         parser.error(f"--steps {args.steps}: expected at least 1")
+    if args.heldout < 1:
+        parser.error(f"--heldout {args.heldout}: expected at least 1")
     if not 0.0 <= args.cue_share <= 1.0:
         parser.error(f"--cue-share {args.cue_share}: expected a share between 0 and 1")
     if not (args.base / "config.json").is_file():
@@ -182,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     record = finetune(
         args.base,
         args.out,
-        FineTune(steps=args.steps, cue_share=args.cue_share, seed=args.seed, cue_only=args.cue_only),
+        FineTune(
+            steps=args.steps, cue_share=args.cue_share, heldout=args.heldout, seed=args.seed, cue_only=args.cue_only
+        ),
     )
     for framing, row in record["heldout_after"].items():
         was = record["heldout_before"].get(framing, {})
