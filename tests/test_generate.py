@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import warm_runs
 from hypothesis import HealthCheck, given, settings
 
 from mathcomp_tests.data import generate, generated_sets, numbers, shortcuts
@@ -20,8 +20,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str) -> bytes:
+    """`python -m mathcomp_tests generate ARGS`'s stdout, as bytes (forked from the warm parent where one runs)."""
     return subprocess.run(
-        [sys.executable, "-m", "mathcomp_tests", "generate", *args], cwd=REPO, capture_output=True, check=True
+        [warm_runs.python(), "-m", "mathcomp_tests", "generate", *args], cwd=REPO, capture_output=True, check=True
     ).stdout
 
 
