@@ -134,9 +134,10 @@ def _in_a_terminal(
     workdir: Path, *args: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
     """The suite in a terminal (a pty) of its own, as a user starts it: xdist shows its workers' progress
-    there. Returns the process and the terminal's side to read."""
+    there. Returns the process and the terminal's side to read. Forked from the warm parent where one runs,
+    through the stand-in that passes a signal to its group on to the command's (the test signals the group)."""
     command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={workdir / 'reports'}",
+        warm_runs.python(group=True), "-m", "pytest", "-p", "no:cacheprovider", f"--reports-dir={workdir / 'reports'}",
         "--deselect=mathcomp_tests/suite/test_generated.py", "--no-cache", *args,
     ]  # fmt: skip
     terminal, side = pty.openpty()
