@@ -75,10 +75,13 @@ _CENTS = (Fraction(0), Fraction(0), Fraction(1, 2), Fraction(3, 4), Fraction(99,
 
 
 def _value(d: Draw, scale: Scale, multiple: int = 1) -> Fraction:
-    """An amount on the scale's grain (money: whole dollars or common cents), divisible by ``multiple``."""
-    step = scale.grain * multiple if scale.unit != "$" else Fraction(multiple)
-    top = max(1, int(scale.high / step))
-    value = step * d.integer(max(1, int(scale.low / step)), top)
+    """An amount on the scale's grain (money: whole dollars or common cents), divisible by ``multiple``: a
+    whole number of steps, at least one, within the scale's bounds. Worked in integers (the step is
+    ``num / den``): Fraction arithmetic here was a third of the generator's time."""
+    num, den = (scale.grain.numerator * multiple, scale.grain.denominator) if scale.unit != "$" else (multiple, 1)
+    top = max(1, scale.high.numerator * den // (scale.high.denominator * num))
+    low = max(1, scale.low.numerator * den // (scale.low.denominator * num))
+    value = Fraction(num * d.integer(low, top), den)
     if scale.unit == "$" and multiple == 1:
         value += choice(d, _CENTS)
     return value
