@@ -109,6 +109,24 @@ def test_the_offline_switches_are_the_commands_own(python: str, tmp_path: Path) 
         assert seen[0] == seen[1] == str(switches.get("TRANSFORMERS_OFFLINE") == "1"), (switches, seen)
 
 
+def test_matplotlib_reads_the_commands_own_rc_file_as_a_fresh_interpreter_does(python: str, tmp_path: Path) -> None:
+    """The warm parent imported matplotlib in its own working directory: a `matplotlibrc` in the command's
+    sets what the command draws with, as it does for a fresh interpreter (and none leaves the defaults)."""
+    code = "import os, matplotlib\nprint(matplotlib.rcParams['lines.linewidth'], os.getppid())"
+    with_rc = tmp_path / "with"
+    with_rc.mkdir()
+    (with_rc / "matplotlibrc").write_text("lines.linewidth: 7.5\n")
+    for folder, width in ((with_rc, "7.5"), (tmp_path, "1.5")):
+        seen = []
+        for interpreter in (python, sys.executable):
+            done = subprocess.run([interpreter, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+            value, parent = done.stdout.split()
+            seen.append(value)
+            assert (int(parent) != os.getpid()) == (interpreter == python), warm_runs.refusals()
+        assert seen == [width, width], (folder, seen)
+
+
 def test_the_refusals() -> None:
     started = {"HF_HOME": "/hf", "PATH": "/bin"}
     imported = {**started, "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor"}

@@ -66,6 +66,9 @@ PRELOADED = (
     # again (warm_python.enter).
     "pytest", "pytest_html.plugin", "pytest_metadata.plugin", "anyio.pytest_plugin", "hypothesis",
     *PYTEST_PARTS,
+    # What `mathcomp history` and `mathcomp site` draw with (half a CPU second each): the child takes again
+    # a `matplotlibrc` in its working directory (warm_python.enter); the variables it reads are READ_AT_IMPORT.
+    "matplotlib.pyplot", "matplotlib.dates",
 )  # fmt: skip
 
 

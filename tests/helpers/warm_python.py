@@ -25,6 +25,8 @@ SWITCH = "MATHCOMP_TESTS_WARM"
 """0: no warm parent (helpers/warm_runs.py); ``bare``: one that preloads nothing (helpers/warm_parent.py)."""
 READ_AT_IMPORT = (
     "PYTHON", "HF_", "TRANSFORMERS", "TOKENIZERS", "LITELLM", "TORCH", "OMP_", "MKL_", "CUDA", "HYPOTHESIS",
+    # matplotlib: its backend, its rc file, and its config and font-cache folders (under HOME unless told)
+    "MPL", "MATPLOTLIB", "XDG_", "HOME",
 )  # fmt: skip
 """Environment variables the interpreter or a preloaded library reads as it starts: a command whose value
 differs from the parent's runs afresh (APPLIED excepted: the child applies them)."""
@@ -104,6 +106,15 @@ def enter(cwd: str, env: dict[str, str], first: str) -> None:
     if constants is not None:  # as it reads OFFLINE when it is imported
         constants.HF_HUB_OFFLINE = constants._is_true(env.get(OFFLINE[0]) or env.get(OFFLINE[1]))  # type: ignore[attr-defined]
     _as_hypothesis_imports()
+    _as_matplotlib_imports()
+
+
+def _as_matplotlib_imports() -> None:
+    """matplotlib's settings as it reads them when it imports: from a `matplotlibrc` in the working
+    directory first, where there is one (its other sources are READ_AT_IMPORT's variables)."""
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is not None and Path("matplotlibrc").is_file():
+        matplotlib.rcParams.update(matplotlib.rc_params())
 
 
 def _as_hypothesis_imports() -> None:
