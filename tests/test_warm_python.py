@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import warm_python, warm_runs
@@ -91,21 +92,26 @@ def test_what_a_preloaded_library_reads_at_import_sends_the_command_to_a_fresh_i
         assert done.returncode == 0 and int(done.stdout) == os.getpid(), "the stand-in became the interpreter"
 
 
+def _forked_and_fresh(python: str, code: str, **run: Any) -> list[str]:
+    """What `python -c CODE` prints before its parent's pid, run by the stand-in (forked from the warm parent)
+    and by a fresh interpreter, in that order; each checked to have run where it should."""
+    seen = []
+    for interpreter in (python, sys.executable):
+        done = subprocess.run([interpreter, "-c", code], capture_output=True, text=True, timeout=120, **run)
+        assert done.returncode == 0, done.stderr
+        value, parent = done.stdout.split()
+        seen.append(value)
+        assert (int(parent) != os.getpid()) == (interpreter == python), warm_runs.refusals()
+    return seen
+
+
 def test_the_offline_switches_are_the_commands_own(python: str, tmp_path: Path) -> None:
     """HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE, read once as huggingface_hub imports, are what a fresh
     interpreter reads from the command's environment (a nightly leg for a hub model sets them to 0)."""
     code = "import os\nfrom huggingface_hub import constants\nprint(constants.is_offline_mode(), os.getppid())"
     plain = {k: v for k, v in os.environ.items() if k not in warm_python.OFFLINE}
     for switches in ({"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0"}, {"TRANSFORMERS_OFFLINE": "1"}, {}):
-        seen = []
-        for interpreter in (python, sys.executable):
-            done = subprocess.run(
-                [interpreter, "-c", code], capture_output=True, text=True, env={**plain, **switches}, timeout=120
-            )
-            assert done.returncode == 0, done.stderr
-            offline, parent = done.stdout.split()
-            seen.append(offline)
-            assert (int(parent) != os.getpid()) == (interpreter == python), warm_runs.refusals()
+        seen = _forked_and_fresh(python, code, env={**plain, **switches})
         assert seen[0] == seen[1] == str(switches.get("TRANSFORMERS_OFFLINE") == "1"), (switches, seen)
 
 
@@ -117,14 +123,7 @@ def test_matplotlib_reads_the_commands_own_rc_file_as_a_fresh_interpreter_does(p
     with_rc.mkdir()
     (with_rc / "matplotlibrc").write_text("lines.linewidth: 7.5\n")
     for folder, width in ((with_rc, "7.5"), (tmp_path, "1.5")):
-        seen = []
-        for interpreter in (python, sys.executable):
-            done = subprocess.run([interpreter, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120)
-            assert done.returncode == 0, done.stderr
-            value, parent = done.stdout.split()
-            seen.append(value)
-            assert (int(parent) != os.getpid()) == (interpreter == python), warm_runs.refusals()
-        assert seen == [width, width], (folder, seen)
+        assert _forked_and_fresh(python, code, cwd=folder) == [width, width], folder
 
 
 def test_the_refusals() -> None:
