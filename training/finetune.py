@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=FineTune.heldout,
         help="generated examples drawn for the held-out scores printed and recorded before and after (their "
-        "one-word ones are scored; they never change the training): (default: %(default)s)",
+        "one-word ones are scored; they never change the training; default: %(default)s)",
     )
     args = parser.parse_args(argv)
     if args.steps is None:
