@@ -28,6 +28,9 @@ def test_sees_its_own_process():
     print("hypothesis", storage_directory(intent_to_write=False).path)
     from hypothesis import settings  # its profile, from the environment as it imports: "ci" under CI=true
     print("profile", settings.get_current_profile_name())
+    import weakref  # what runs at exit: the run's own finalizers, none its parent registered
+    weakref.finalize(signal, print, "own finalizer ran at exit")
+    print("exit finalizers", sorted(i.func.__qualname__ for i in weakref.finalize._registry.values() if i.atexit))
     assert os.environ["WARM_PROBE"] != "fail"
 """
 
@@ -65,6 +68,9 @@ def test_a_forked_run_has_its_own_cwd_environment_path_output_and_exit_code(proj
         text=True,
     )  # fmt: skip
     assert fresh.returncode == again.returncode
+    finalizers = [line for line in fresh.stdout.splitlines() if line.startswith("exit finalizers")]
+    assert finalizers and finalizers[0] in again.stdout, "at exit, only the finalizers a fresh run has"
+    assert "own finalizer ran at exit" in again.stdout and "own finalizer ran at exit" in fresh.stdout
 
 
 READS_AT_IMPORT = {"environ", "getenv", "cwd", "getcwd", "gettempdir", "home", "expanduser", "getuid", "gethostname"}

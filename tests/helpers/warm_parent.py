@@ -121,9 +121,20 @@ def preload() -> None:
     for name, module in list(sys.modules.items()):
         if module is not None and name.split(".")[0] in plugins:
             module.__doc__ = f"{module.__doc__ or ''}\nPYTEST_DONT_REWRITE"
+    _keep_exit_finalizers_here()
     import gc
 
     gc.freeze()  # what was imported here is never garbage: pytest's collections at exit skip it
+
+
+def _keep_exit_finalizers_here() -> None:
+    """The finalizers the preloaded libraries registered to run at exit (torch's 180: the operators it
+    registered, undone) are this process's, not its children's: a child's exit runs only those it made itself,
+    as a fresh run that never imported the library does. Run in every child, torch's cost 0.2 CPU s a run."""
+    import weakref
+
+    for info in weakref.finalize._registry.values():  # type: ignore[attr-defined]
+        info.atexit = False
 
 
 def _top_level(dist: Any) -> set[str]:
