@@ -16,7 +16,9 @@ os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 # Each process that loads this file makes its own, once: a pytest run in this process that collects tests/
 # (pytester) loads it again, and must not leave this process another HF_HOME than the one it started with.
-if os.environ.get("MATHCOMP_TESTS_HF_HOME_OF") != str(os.getpid()):
+# The xdist workers keep the one of the process that started them: their warm parents are forked from one
+# process that imported huggingface_hub with it (helpers/warm_zygote.py).
+if os.environ.get("MATHCOMP_TESTS_HF_HOME_OF") not in (str(os.getpid()), str(os.getppid())):
     _HF_HOME = tempfile.mkdtemp(prefix="mathcomp-hf-home-")
     os.makedirs(os.path.join(_HF_HOME, "hub"), exist_ok=True)
     atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)
@@ -47,7 +49,7 @@ from collections.abc import Generator, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-from helpers import shared_runs  # noqa: E402
+from helpers import shared_runs, warm_runs  # noqa: E402
 from helpers.servers import transformers_serve  # noqa: E402
 from helpers.shared_build import built_once  # noqa: E402
 from helpers.shared_runs import DemoAgainstReference, Nights, TwoFormats  # noqa: E402
@@ -55,6 +57,13 @@ from helpers.suite_runner import REPO, SuiteRun  # noqa: E402
 from helpers.tiers import mark_and_order  # noqa: E402
 
 pytest_plugins = ["pytester", "helpers.cpu_durations"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under xdist, the process that starts the workers starts the one warm process their warm parents are
+    forked from (helpers/warm_zygote.py), before it starts them."""
+    if not hasattr(config, "workerinput") and (getattr(config.option, "numprocesses", None) or 0) > 0:
+        warm_runs.start_zygote()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -371,18 +371,24 @@ def main() -> None:
     started_with = dict(os.environ)  # before the imports, some of which set variables of their own
     if os.environ.get(warm_python.SWITCH) != BARE:
         preload()
-    if len(sys.argv) > 2:  # every child's xdist workers forked from here too (warm_runs._started)
-        sys.executable = sys.argv[2]
+    serve(sys.argv[1] if len(sys.argv) > 1 else None, sys.argv[2:3], started_with)
+
+
+def serve(socket_path: str | None, workers: list[str], started_with: dict[str, str]) -> None:
+    """Preloaded: say ready on stdout, then serve until stdin closes (the stand-ins on ``socket_path``,
+    every child's xdist workers started by ``workers``' stand-in)."""
+    if workers:  # every child's xdist workers forked from here too (warm_runs._started)
+        sys.executable = workers[0]
     listener = None
-    if len(sys.argv) > 1:  # the stand-ins' socket (none where its path is too long: they then start afresh)
+    if socket_path is not None:  # the stand-ins' socket (none where its path is too long: they then start afresh)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            listener.bind(sys.argv[1])
+            listener.bind(socket_path)
             listener.listen(16)
         except OSError:
             listener.close()
             listener = None
-    _reply({"ready": True})
+    _reply({"ready": True, "pid": os.getpid()})
     Parent(listener, started_with).serve()
 
 

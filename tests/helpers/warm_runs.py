@@ -6,7 +6,10 @@ import atexit
 import contextlib
 import json
 import os
+import select
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -18,15 +21,19 @@ from typing import Any
 from . import warm_python
 
 PARENT = Path(__file__).with_name("warm_parent.py")
+ZYGOTE_SCRIPT = Path(__file__).with_name("warm_zygote.py")
 SWITCH = warm_python.SWITCH
 """Set to 0 to start every suite run as a fresh interpreter (slower; the runs are the same)."""
+ZYGOTE = "MATHCOMP_TESTS_ZYGOTE"
+"""The socket of helpers/warm_zygote.py, set by the process that starts the xdist workers: their warm parents
+are forked from it."""
 
 ENVIRONMENT = dict(os.environ)
 """This worker's environment as its conftest.py left it, before any test changed it: the warm parent's, so
 that what its libraries read as they import is the same whichever test happens to start it (a test that sets
 HF_HOME, say, has its own runs and commands go afresh instead)."""
 _lock = threading.Lock()
-_parent: subprocess.Popen[bytes] | None = None
+_parent: subprocess.Popen[bytes] | ForkedParent | None = None
 _broken = False
 _forked_cpu = 0.0
 _folder: Path | None = None
@@ -91,7 +98,7 @@ def python(group: bool = False) -> str:
         return shim if started and shim is not None else sys.executable
 
 
-def _started() -> subprocess.Popen[bytes] | None:
+def _started() -> subprocess.Popen[bytes] | ForkedParent | None:
     """The warm parent, started on first use (it imports for a few seconds); None where it cannot run."""
     global _parent, _broken, _folder, _python, _group
     if _parent is not None and _parent.poll() is None:
@@ -113,21 +120,26 @@ def _started() -> subprocess.Popen[bytes] | None:
         folder = Path(tempfile.mkdtemp(prefix="workers-", dir=_folder))
         only = [["-u", "-c", popen_bootstrapline]]
         workers.append(str(warm_python.write_shims(folder, socket_path, {"python": []}, only)["python"]))
-    proc = subprocess.Popen(
-        [sys.executable, str(PARENT), socket_path, *workers],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENVIRONMENT,
-    )  # fmt: skip
+    proc: subprocess.Popen[bytes] | ForkedParent | None = _from_zygote(socket_path, workers)
+    if proc is None:
+        proc = subprocess.Popen(
+            [sys.executable, str(PARENT), socket_path, *workers],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENVIRONMENT,
+        )  # fmt: skip
     assert proc.stdout is not None
-    if json.loads(proc.stdout.readline() or b"{}").get("ready") is not True:
+    ready = json.loads(proc.stdout.readline() or b"{}")
+    if ready.get("ready") is not True:
         proc.kill()
         _broken = True
         return None
+    if isinstance(proc, ForkedParent):
+        proc.attach(int(ready["pid"]))
     atexit.register(_stop, proc)
     _parent = proc
     return proc
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def _stop(proc: subprocess.Popen[bytes] | ForkedParent) -> None:
     if proc.stdin is not None:
         proc.stdin.close()
     try:
@@ -136,6 +148,88 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
     if _folder is not None:
         shutil.rmtree(_folder, ignore_errors=True)
+
+
+class ForkedParent:
+    """A warm parent helpers/warm_zygote.py forked for this worker: what of `subprocess.Popen` the worker uses
+    (it is not this process's child: its end is seen through a pidfd)."""
+
+    def __init__(self, stdin: int, stdout: int) -> None:
+        self.stdin = open(stdin, "wb")  # noqa: SIM115 (closed by _stop: the parent then ends)
+        self.stdout = open(stdout, "rb")  # noqa: SIM115
+        self.pid = 0
+        self.pidfd: int | None = None
+
+    def attach(self, pid: int) -> None:
+        """It said ready, with its pid: watch it from now on."""
+        self.pid, self.pidfd = pid, os.pidfd_open(pid)
+
+    def poll(self) -> int | None:
+        """None while it runs (as Popen.poll), else 0: it ended."""
+        if self.pidfd is None:
+            return None
+        return 0 if select.select([self.pidfd], [], [], 0)[0] else None
+
+    def wait(self, timeout: float) -> int:
+        if self.pidfd is not None and not select.select([self.pidfd], [], [], timeout)[0]:  # hang guard
+            raise subprocess.TimeoutExpired("warm parent", timeout)
+        return 0
+
+    def kill(self) -> None:
+        if self.pidfd is not None:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+
+
+def start_zygote() -> None:
+    """In the process that starts the xdist workers, before it starts them: helpers/warm_zygote.py, its
+    socket in ZYGOTE for the workers; it ends as this process does. Nothing where no warm parent may run."""
+    if not hasattr(os, "fork") or os.environ.get(SWITCH) == "0" or ZYGOTE in os.environ:
+        return
+    folder = Path(tempfile.mkdtemp(prefix="mathcomp-zygote-"))
+    proc = subprocess.Popen(
+        [sys.executable, str(ZYGOTE_SCRIPT), str(folder / "socket")], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    atexit.register(_stop_zygote, proc, folder)
+    assert proc.stdout is not None
+    if json.loads(proc.stdout.readline() or b"{}").get("listening") is True:  # then it imports
+        os.environ[ZYGOTE] = str(folder / "socket")
+
+
+def _stop_zygote(proc: subprocess.Popen[bytes], folder: Path) -> None:
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(60)  # hang guard: it waits for the workers' parents, which end with their workers
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _from_zygote(socket_path: str, workers: list[str]) -> ForkedParent | None:
+    """This worker's warm parent, forked by helpers/warm_zygote.py (ZYGOTE), waiting for its "ready"; None
+    where there is none or it refused this worker (which then starts a parent of its own)."""
+    path = os.environ.get(ZYGOTE)
+    if not path:
+        return None
+    requests, replies = os.pipe(), os.pipe()
+    ours, theirs = [requests[1], replies[0]], [requests[0], replies[1]]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(300)  # hang guard: it answers once it has imported (seconds)
+            conn.connect(path)
+            request = {"socket": socket_path, "workers": workers, "env": ENVIRONMENT}
+            socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], theirs)
+            answer = json.loads(conn.makefile("rb").readline() or b"{}")
+    except (OSError, ValueError):
+        answer = {}
+    for fd in theirs:
+        os.close(fd)
+    if not answer.get("forked"):
+        for fd in ours:
+            os.close(fd)
+        return None
+    return ForkedParent(*ours)
 
 
 def _drained(path: Path) -> Callable[[], str]:

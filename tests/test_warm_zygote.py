@@ -1,0 +1,97 @@
+"""One warm process for all the test workers (helpers/warm_zygote.py): each worker's warm parent is forked
+from it, serves that worker as a parent it started itself would, and is refused where the worker's
+environment is not the one the zygote imported with."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import warm_runs
+from helpers.warm_parent import BARE
+
+HELPERS = Path(__file__).parent
+
+WORKER = """
+import json, os, sys
+from pathlib import Path
+from helpers import warm_runs
+where = Path(sys.argv[1])
+(where / "test_one.py").write_text("def test_one():\\n    print('ran')\\n")
+ran = warm_runs.run(["-p", "no:cacheprovider", "-s", "-q", "test_one.py"], where, dict(os.environ), 120)
+parent = warm_runs._parent
+stat = Path(f"/proc/{parent.pid}/stat").read_text()
+print(json.dumps({
+    "kind": type(parent).__name__, "ppid": int(stat.rsplit(")", 1)[1].split()[1]), "returncode": ran.returncode,
+    "out": ran.stdout,
+    "cpu": warm_runs.forked_cpu(),
+}))
+"""
+
+
+def _ppid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.fixture
+def zygote(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A zygote that preloads nothing (MATHCOMP_TESTS_WARM=bare: what it imports is not what is tested)."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    socket_path = str(tmp_path / "zygote")
+    env = {**os.environ, warm_runs.SWITCH: BARE}
+    proc = subprocess.Popen(
+        [sys.executable, str(HELPERS / "helpers" / "warm_zygote.py"), socket_path],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None and json.loads(proc.stdout.readline()) == {"listening": True}
+    yield proc, socket_path
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def _worker(zygote: str, where: Path, **env: str) -> dict[str, object]:
+    environ = {**os.environ, warm_runs.SWITCH: BARE, warm_runs.ZYGOTE: zygote, "PYTHONPATH": str(HELPERS), **env}
+    shown = subprocess.run(
+        [sys.executable, "-c", WORKER, str(where)], env=environ, capture_output=True, text=True, timeout=300
+    )
+    assert shown.returncode == 0, shown.stderr
+    return dict(json.loads(shown.stdout.splitlines()[-1]))
+
+
+def test_a_workers_parent_is_forked_from_the_zygote_runs_as_its_own_and_ends_with_it(
+    zygote: tuple[subprocess.Popen[bytes], str], tmp_path: Path
+) -> None:
+    proc, socket_path = zygote
+    seen = _worker(socket_path, tmp_path)
+    assert seen["kind"] == "ForkedParent" and seen["ppid"] == proc.pid, seen
+    assert seen["returncode"] == 0 and "ran" in str(seen["out"]), seen
+    assert float(str(seen["cpu"])) > 0, "the run's CPU is the worker's"
+    assert proc.stdin is not None
+    proc.stdin.close()
+    assert proc.wait(60) == 0, "it ends once its stdin closes and the parents it forked have ended"  # hang guard
+
+
+def test_a_worker_whose_environment_the_zygote_did_not_import_with_starts_its_own_parent(
+    zygote: tuple[subprocess.Popen[bytes], str], tmp_path: Path
+) -> None:
+    _, socket_path = zygote
+    seen = _worker(socket_path, tmp_path, HF_HOME=str(tmp_path / "another-hf-home"))
+    assert seen["kind"] == "Popen" and seen["ppid"] != zygote[0].pid and seen["returncode"] == 0, seen
+
+
+def test_the_workers_of_this_run_share_one_zygote_and_the_hf_home_it_imported_with() -> None:
+    if "PYTEST_XDIST_WORKER" not in os.environ or os.environ.get(warm_runs.SWITCH) == "0":
+        pytest.skip("not an xdist worker with warm parents")
+    assert os.environ.get(warm_runs.ZYGOTE), "the process that started the workers started a zygote"
+    assert os.environ["MATHCOMP_TESTS_HF_HOME_OF"] == str(os.getppid()), "HF_HOME is the one it started with"
+    warm_runs.python()  # starts this worker's warm parent, if no test has yet
+    parent = warm_runs._parent
+    assert isinstance(parent, warm_runs.ForkedParent), "forked from the zygote, not started here"
+    assert _ppid(parent.pid) != os.getpid()
