@@ -16,9 +16,10 @@ os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 # Each process that loads this file makes its own, once: a pytest run in this process that collects tests/
 # (pytester) loads it again, and must not leave this process another HF_HOME than the one it started with.
-# The xdist workers keep the one of the process that started them: their warm parents are forked from one
-# process that imported huggingface_hub with it (helpers/warm_zygote.py).
-if os.environ.get("MATHCOMP_TESTS_HF_HOME_OF") not in (str(os.getpid()), str(os.getppid())):
+# The xdist workers keep the one of the process that started them: they and their warm parents are forked
+# from one process that imported huggingface_hub with it (helpers/warm_zygote.py).
+_WORKER_KEEPS = "PYTEST_XDIST_WORKER" in os.environ and "MATHCOMP_TESTS_HF_HOME_OF" in os.environ
+if os.environ.get("MATHCOMP_TESTS_HF_HOME_OF") != str(os.getpid()) and not _WORKER_KEEPS:
     _HF_HOME = tempfile.mkdtemp(prefix="mathcomp-hf-home-")
     os.makedirs(os.path.join(_HF_HOME, "hub"), exist_ok=True)
     atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)

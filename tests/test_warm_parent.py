@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import warm_parent, warm_runs
+from helpers import warm_preload, warm_runs
 from helpers.suite_runner import pytest_process
 
 PROBE = """
@@ -134,9 +134,9 @@ if HOME:
 def test_no_preloaded_project_module_reads_the_environment_or_the_working_directory_as_it_imports() -> None:
     """The warm parent imports the project's modules once for every forked run: one that kept a value of the
     environment or the working directory from its import would keep the parent's, not the run's."""
-    modules = warm_parent.project_modules()
+    modules = warm_preload.project_modules()
     assert len(modules) > 100 and "mathcomp_tests.plugin" in modules
-    assert not any(m.startswith(warm_parent.NOT_PRELOADED) for m in modules)
+    assert not any(m.startswith(warm_preload.NOT_PRELOADED) for m in modules)
     found = {}
     for name in modules:
         spec = importlib.util.find_spec(name)
@@ -148,13 +148,13 @@ def test_no_preloaded_project_module_reads_the_environment_or_the_working_direct
 
 def test_the_pytest_parts_the_warm_parent_preloads_read_nothing_of_the_run_as_they_import() -> None:
     found = {}
-    for name in warm_parent.PYTEST_PARTS:
+    for name in warm_preload.PYTEST_PARTS:
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.origin is not None, name
         if reads := reads_at_import(Path(spec.origin).read_text(encoding="utf-8")):
             found[name] = reads
     assert found == {}
-    assert set(warm_parent.PYTEST_PARTS) <= set(warm_parent.PRELOADED)
+    assert set(warm_preload.PYTEST_PARTS) <= set(warm_preload.PRELOADED)
     argcomplete = importlib.util.find_spec("_pytest._argcomplete")
     assert argcomplete is not None and argcomplete.origin is not None
     assert reads_at_import(Path(argcomplete.origin).read_text(encoding="utf-8")), "the check finds a read"

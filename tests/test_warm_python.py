@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from helpers import warm_python, warm_runs
-from helpers.warm_parent import BARE
+from helpers.warm_preload import BARE
 
 PROBE = """
 import json, os, sys

@@ -45,110 +45,10 @@ from typing import Any, NoReturn
 
 if __package__:  # imported by a test as helpers.warm_parent
     from . import warm_python
+    from .warm_preload import BARE, preload
 else:  # run as a script: its own folder (tests/helpers) is first on sys.path
     import warm_python  # type: ignore[no-redef]
-
-PYTEST_PARTS = (
-    "_pytest.faulthandler", "_pytest.helpconfig", "_pytest.junitxml", "_pytest.pastebin", "_pytest.setuponly",
-    "_pytest.setupplan", "_pytest.skipping", "_pytest.threadexception", "_pytest.tracemalloc", "_pytest.unittest",
-    "_pytest.unraisableexception", "_pytest.warnings", "pdb", "pytest_html.hooks", "pytest_metadata.hooks",
-)  # fmt: skip
-"""What pytest and its plugins import as each run configures, not as pytest imports: preloaded too (a forked
-symbolic run 0.26 CPU s, not 0.29). None reads the environment or the working directory as it imports
-(tests/test_warm_parent.py checks); `_pytest._argcomplete` does, and is not here."""
-
-PRELOADED = (
-    "torch", "transformers", "transformers.models.llama.modeling_llama", "litellm", "sympy", "psutil", "accelerate",
-    "jinja2", "scipy.special",
-    # pytest and the plugins every run loads. Not xdist, which keeps the sys.path it is imported with for its
-    # workers: here, it would be this process's, not the run's. Hypothesis (every run imports it, its plugin at
-    # the least) keeps the working directory and the CI profile it is imported with: the child takes both
-    # again (warm_python.enter).
-    "pytest", "pytest_html.plugin", "pytest_metadata.plugin", "anyio.pytest_plugin", "hypothesis",
-    *PYTEST_PARTS,
-    # What `mathcomp history` and `mathcomp site` draw with (half a CPU second each): the child takes again
-    # a `matplotlibrc` in its working directory (warm_python.enter); the variables it reads are READ_AT_IMPORT.
-    "matplotlib.pyplot", "matplotlib.dates",
-)  # fmt: skip
-
-
-BARE = "bare"
-"""MATHCOMP_TESTS_WARM=bare: a parent that preloads nothing, for a test about the parent itself, not its runs."""
-
-PROJECT = "mathcomp_tests"
-NOT_PRELOADED = (f"{PROJECT}.suite", f"{PROJECT}.starter", f"{PROJECT}.__main__")
-"""The suite's test modules and conftest files (pytest imports them from their paths and rewrites them),
-the starter's conftest template, and the command line's entry module."""
-
-
-def project_modules(package: str = PROJECT) -> list[str]:
-    """Every module of the project's ``package`` but NOT_PRELOADED (whose packages are not entered),
-    importing each package to find its modules."""
-    import importlib
-    import pkgutil
-
-    try:
-        path = importlib.import_module(package).__path__
-    except Exception:  # left for the child to fail on
-        return []
-    found = [package]
-    for module in pkgutil.iter_modules(path, f"{package}."):
-        if module.name.startswith(NOT_PRELOADED):
-            continue
-        found += project_modules(module.name) if module.ispkg else [module.name]
-    return found
-
-
-def preload() -> None:
-    """Import what every hf or API run imports first, and the project's modules; a library that is missing
-    is simply not preloaded, and a module that cannot be imported is left for the child to fail on."""
-    import importlib
-
-    for name in PRELOADED:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-    for name in project_modules():
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
-    import importlib.metadata
-
-    plugins = {
-        name
-        for dist in importlib.metadata.distributions()
-        if any(ep.group == "pytest11" for ep in dist.entry_points)
-        for name in _top_level(dist)
-    }
-    for name, module in list(sys.modules.items()):
-        if module is not None and name.split(".")[0] in plugins:
-            module.__doc__ = f"{module.__doc__ or ''}\nPYTEST_DONT_REWRITE"
-    _keep_exit_finalizers_here()
-    import gc
-
-    gc.freeze()  # what was imported here is never garbage: pytest's collections at exit skip it
-
-
-def _keep_exit_finalizers_here() -> None:
-    """The finalizers the preloaded libraries registered to run at exit (torch's 180: the operators it
-    registered, undone) are this process's, not its children's: a child's exit runs only those it made itself,
-    as a fresh run that never imported the library does. Run in every child, torch's cost 0.2 CPU s a run."""
-    import weakref
-
-    for info in weakref.finalize._registry.values():  # type: ignore[attr-defined]
-        info.atexit = False
-
-
-def _top_level(dist: Any) -> set[str]:
-    """The top-level modules and packages an installed distribution brings (Hypothesis: hypothesis and
-    _hypothesis_globals, say), as pytest finds them for its plugins: from its files, else top_level.txt."""
-    names = set((dist.read_text("top_level.txt") or "").split()) | {dist.metadata["Name"].replace("-", "_")}
-    for file in dist.files or ():
-        first = file.parts[0]
-        if first.endswith(".py"):
-            names.add(first[:-3])
-        elif len(file.parts) > 1 and "." not in first:
-            names.add(first)
-    return names
-
+    from warm_preload import BARE, preload  # type: ignore[no-redef]
 
 def child(request: dict[str, Any]) -> int:
     """In the forked child: become `python -m pytest ARGS` in ``cwd`` with ``env``; its exit code."""
@@ -231,6 +131,8 @@ class Parent:
     running: dict[int, Running] = field(default_factory=dict)
     served_cpu: float = 0.0
     """CPU seconds of the children the stand-ins asked for, not yet reported (a "usage" request)."""
+    poll: float = 0.02
+    """Seconds between looks at the children while some run (a run's deadline, a stand-in's end)."""
 
     def sockets(self) -> list[socket.socket]:
         ends = [r.conn for r in self.running.values() if r.conn is not None]
@@ -249,7 +151,7 @@ class Parent:
         self.running[pid] = Running(time.monotonic() + float(request["timeout"]))
 
     def accept(self) -> None:
-        """A stand-in's command: fork it, or send it back to run afresh."""
+        """A connection on the socket: its request and descriptors, for ``handle``."""
         assert self.listener is not None
         conn, _ = self.listener.accept()
         conn.settimeout(30)
@@ -261,30 +163,33 @@ class Parent:
                 if not more:
                     raise ValueError("the stand-in closed before its request ended")
                 message += more
-            request = json.loads(message)
-            why = warm_python.refusal(request, self.started_with, os.environ)
-            command = warm_python.parsed(request["argv"])
-            if why is not None or command is None or len(fds) != 3:
-                conn.sendall(json.dumps({"refused": why or "no stdin, stdout and stderr"}).encode() + b"\n")
-                conn.close()
-                return
-            inherited = [s.fileno() for s in self.sockets()] + [conn.fileno()]
-            pid = os.fork()
-            if pid == 0:
-                _forked(inherited, lambda: _command(command, request, fds))
-            if request.get("group"):  # here as well as in the child: before the stand-in can signal it
-                with contextlib.suppress(OSError):
-                    os.setpgid(pid, pid)
-            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-            self.running[pid] = Running(None, conn)
+            self.handle(json.loads(message), fds, conn)
         except (OSError, ValueError) as failed:
-            with contextlib.suppress(OSError):
-                conn.sendall(json.dumps({"refused": str(failed)}).encode() + b"\n")
-            conn.close()
+            refuse(conn, str(failed))
         finally:
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+
+    def handle(self, request: dict[str, Any], fds: list[int], conn: socket.socket) -> None:
+        """A stand-in's command: fork it, or send it back to run afresh."""
+        why = warm_python.refusal(request, self.started_with, os.environ)
+        command = warm_python.parsed(request["argv"])
+        if why is not None or command is None or len(fds) != 3:
+            refuse(conn, why or "no stdin, stdout and stderr")
+            return
+        pid = os.fork()
+        if pid == 0:
+            _forked(self.inherited(conn), lambda: _command(command, request, fds))
+        if request.get("group"):  # here as well as in the child: before the stand-in can signal it
+            with contextlib.suppress(OSError):
+                os.setpgid(pid, pid)
+        conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        self.running[pid] = Running(None, conn)
+
+    def inherited(self, conn: socket.socket) -> list[int]:
+        """The descriptors of this process's sockets, which a child it forks closes."""
+        return [s.fileno() for s in self.sockets()] + [conn.fileno()]
 
     def hung_up(self, conn: socket.socket) -> None:
         """A stand-in's socket is readable: it ended (killed), so its command is killed too."""
@@ -324,7 +229,7 @@ class Parent:
         pending = b""
         while True:
             watched: list[Any] = [0, *self.sockets()]
-            readable, _, _ = select.select(watched, [], [], 0.02 if self.running else None)
+            readable, _, _ = select.select(watched, [], [], self.poll if self.running else None)
             for source in readable:
                 if source == 0:
                     chunk = os.read(0, 1 << 16)
@@ -345,6 +250,13 @@ class Parent:
         for pid in self.running:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def refuse(conn: socket.socket, why: str) -> None:
+    """Send a stand-in (or a worker) back to start afresh, saying why."""
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps({"refused": why}).encode() + b"\n")
+    conn.close()
 
 
 def _command(command: warm_python.Command, request: dict[str, Any], fds: list[int]) -> int:

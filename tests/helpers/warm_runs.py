@@ -183,17 +183,26 @@ class ForkedParent:
 
 def start_zygote() -> None:
     """In the process that starts the xdist workers, before it starts them: helpers/warm_zygote.py, its
-    socket in ZYGOTE for the workers; it ends as this process does. Nothing where no warm parent may run."""
+    socket in ZYGOTE for the workers' warm parents, and a stand-in that hands it the command xdist starts
+    each worker with as this process's ``sys.executable`` (execnet starts workers with it); it ends as this
+    process does. Nothing where no warm parent may run."""
     if not hasattr(os, "fork") or os.environ.get(SWITCH) == "0" or ZYGOTE in os.environ:
         return
     folder = Path(tempfile.mkdtemp(prefix="mathcomp-zygote-"))
+    socket_path = str(folder / "socket")
     proc = subprocess.Popen(
-        [sys.executable, str(ZYGOTE_SCRIPT), str(folder / "socket")], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [sys.executable, str(ZYGOTE_SCRIPT), socket_path], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
     atexit.register(_stop_zygote, proc, folder)
     assert proc.stdout is not None
-    if json.loads(proc.stdout.readline() or b"{}").get("listening") is True:  # then it imports
-        os.environ[ZYGOTE] = str(folder / "socket")
+    if json.loads(proc.stdout.readline() or b"{}").get("listening") is not True:
+        return
+    os.environ[ZYGOTE] = socket_path  # it imports now; who asks meanwhile waits
+    with contextlib.suppress(ImportError):
+        from execnet.gateway_io import popen_bootstrapline
+
+        only = [["-u", "-c", popen_bootstrapline]]
+        sys.executable = str(warm_python.write_shims(folder, socket_path, {"python": []}, only)["python"])
 
 
 def _stop_zygote(proc: subprocess.Popen[bytes], folder: Path) -> None:

@@ -1,18 +1,22 @@
 """One preloaded process for all the test workers: ``python tests/helpers/warm_zygote.py SOCKET``.
 
-Each xdist worker has a warm parent of its own (helpers/warm_parent.py), and each spent about 7.5 CPU seconds
-importing torch, transformers, litellm and the project before its first run. Under xdist, the process that
-starts the workers starts this one instead (tests/conftest.py), which imports all that once; a worker's warm
-parent is then forked from it, already warm, and serves that worker alone, as one it started itself would:
-its own runs, stand-ins, socket and CPU accounting.
+Each xdist worker had a warm parent of its own (helpers/warm_parent.py) that spent about 7.5 CPU seconds
+importing torch, transformers, litellm and the project before its first run, and each worker imported much of
+that again for the tests it runs itself. Under xdist, the process that starts the workers starts this one
+first (tests/conftest.py, helpers/warm_runs.start_zygote), which imports all that once, and then:
 
-A worker asks over SOCKET, handing over two pipe ends (the parent's stdin and stdout) with one JSON line:
-``{"socket": PATH, "workers": [SHIM], "env": {...}}`` (what ``python warm_parent.py PATH SHIM`` takes, and
-the worker's environment); the parent forked for it says ``{"ready": true, "pid": PID}`` on that stdout. A worker whose
-environment differs in what the preloaded libraries read as they import is refused (``{"refused": WHY}``
-on the socket) and starts a parent of its own. Each parent ends when its worker closes its stdin; this
-process, when its own stdin closes and its parents have ended (so that what they spent is counted as its
-children's, and the test run's, CPU).
+- starts the workers: xdist starts each through a stand-in (helpers/warm_shim.py) that hands this process
+  execnet's bootstrap command, which it forks as it forks any stand-in's command (warm_parent.Parent);
+- forks each worker's warm parent, already warm, which then serves that worker alone, as one it started itself
+  would: its own runs, stand-ins, socket and CPU accounting.
+
+A worker asks for its parent over SOCKET, handing over two pipe ends (the parent's stdin and stdout) with one
+JSON line: ``{"socket": PATH, "workers": [SHIM], "env": {...}}`` (what ``python warm_parent.py PATH SHIM``
+takes, and the worker's environment); the parent forked for it says ``{"ready": true, "pid": PID}`` on that
+stdout. A worker whose environment differs in what the preloaded libraries read as they import is refused
+(``{"refused": WHY}``) and starts a parent of its own. Each parent ends when its worker closes its stdin;
+this process, when its own stdin closes and its children have ended (so that what they spent is counted as
+its children's, and the test run's, CPU).
 """
 
 from __future__ import annotations
@@ -20,23 +24,58 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
+import signal
 import socket
 import sys
 from typing import Any, NoReturn
 
 if __package__:  # imported by a test as helpers.warm_zygote
     from . import warm_parent, warm_python
+    from .warm_preload import BARE, preload
 else:  # run as a script: its own folder (tests/helpers) is first on sys.path
     import warm_parent  # type: ignore[no-redef]
     import warm_python  # type: ignore[no-redef]
+    from warm_preload import BARE, preload  # type: ignore[no-redef]
+
+
+class Zygote(warm_parent.Parent):
+    """A warm parent that also forks warm parents, and waits for its children as it ends."""
+
+    poll = 0.5  # its children are the workers and their parents: no deadlines to keep
+
+    def handle(self, request: dict[str, Any], fds: list[int], conn: socket.socket) -> None:
+        if "socket" not in request:
+            super().handle(request, fds, conn)
+            return
+        check = {"argv": ["-c", "pass"], "env": request.get("env", {})}
+        why = warm_python.refusal(check, self.started_with, os.environ) if len(fds) == 2 else "no stdin and stdout"
+        if why is not None:
+            warm_parent.refuse(conn, why)
+            return
+        pid = os.fork()
+        if pid == 0:
+            _become_parent(request, fds, [0, *self.inherited(conn)], self.started_with)
+        self.running[pid] = warm_parent.Running(None)
+        conn.sendall(json.dumps({"forked": True}).encode() + b"\n")
+        conn.close()
+
+    def end(self) -> None:
+        """Stdin closed: the workers' commands still running are killed (the process that started them is
+        ending); the parents end with their workers, and are waited for."""
+        for pid, running in self.running.items():
+            if running.conn is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while True:
+                os.waitpid(-1, 0)
 
 
 def _become_parent(
     request: dict[str, Any], fds: list[int], closed: list[int], started_with: dict[str, str]
 ) -> NoReturn:
-    """In the forked child: the worker's pipe ends as stdin and stdout, then a warm parent until its
-    stdin closes."""
+    """In the forked child: the worker's pipe ends as stdin and stdout, then a warm parent until its stdin
+    closes."""
     code = 1
     try:
         for fd in closed:
@@ -50,36 +89,6 @@ def _become_parent(
         os._exit(code)
 
 
-def _fork(conn: socket.socket, listener: socket.socket, started_with: dict[str, str]) -> None:
-    """One worker's request: fork its parent, or refuse it."""
-    conn.settimeout(30)
-    fds: list[int] = []
-    try:
-        message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 2)
-        while not message.endswith(b"\n"):
-            more = conn.recv(1 << 20)
-            if not more:
-                raise ValueError("the worker closed before its request ended")
-            message += more
-        request = json.loads(message)
-        check = {"argv": ["-c", "pass"], "env": request.get("env", {})}
-        why = warm_python.refusal(check, started_with, os.environ) if len(fds) == 2 else "no stdin and stdout"
-        if why is not None:
-            conn.sendall(json.dumps({"refused": why}).encode() + b"\n")
-            return
-        if os.fork() == 0:
-            _become_parent(request, fds, [0, listener.fileno(), conn.fileno()], started_with)
-        conn.sendall(json.dumps({"forked": True}).encode() + b"\n")
-    except (OSError, ValueError) as failed:
-        with contextlib.suppress(OSError):
-            conn.sendall(json.dumps({"refused": str(failed)}).encode() + b"\n")
-    finally:
-        conn.close()
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
 def main() -> None:
     started_with = dict(os.environ)  # before the imports, some of which set variables of their own
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -87,23 +96,9 @@ def main() -> None:
     listener.listen(16)  # the workers that ask while it imports wait
     sys.stdout.buffer.write(b'{"listening": true}\n')
     sys.stdout.buffer.flush()
-    if os.environ.get(warm_python.SWITCH) != warm_parent.BARE:
-        warm_parent.preload()
-    while True:
-        watched: list[Any] = [0, listener]
-        readable, _, _ = select.select(watched, [], [], 1.0)
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        if 0 in readable and not os.read(0, 1 << 16):
-            break
-        if listener in readable:
-            conn, _ = listener.accept()
-            _fork(conn, listener, started_with)
-    listener.close()
-    with contextlib.suppress(ChildProcessError):
-        while True:  # each parent ends as its worker closes its stdin: its CPU is then counted here
-            os.waitpid(-1, 0)
+    if os.environ.get(warm_python.SWITCH) != BARE:
+        preload()
+    Zygote(listener, started_with).serve()
 
 
 if __name__ == "__main__":
