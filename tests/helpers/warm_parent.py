@@ -2,7 +2,8 @@
 
 A suite run in a fresh interpreter spends most of its seconds importing torch, transformers and litellm
 (about 11 s of CPU on 2 cores) before it asks a model anything, and the project's tests start hundreds of
-them. This process imports those, pytest and the pytest plugins once, then forks one child per run: the
+them. This process imports those, pytest and the pytest plugins once (helpers/warm_preload.py; under xdist,
+each worker's parent is forked already warm from helpers/warm_zygote.py), then forks one child per run: the
 child is a process of its own (its own exit code, environment, working directory, output and signals) that
 runs `python -m pytest ARGS` as a fresh one would, less the imports. The project's own modules are
 imported here too (a forked symbolic run then spends 0.29 CPU s, not 0.48), all but the suite's test
@@ -25,7 +26,9 @@ children the stand-ins asked for spent since the last such request.
 Given a path (``python tests/helpers/warm_parent.py SOCKET [WORKERS]``), it also listens there for the
 stand-ins of helpers/warm_python.py, forking one child for each command they hand it, while other children
 run. WORKERS is every child's ``sys.executable``: the stand-in their xdist workers start with.
-It exits when its stdin closes, killing the children still running.
+It says ``{"ready": true, "pid": PID}`` once it serves, and exits when its stdin closes, killing the children
+still running. A child's exit runs only the finalizers it registered itself, not those of the libraries
+preloaded here (warm_preload.py), as a fresh run's does.
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ stdout. A worker whose environment differs in what the preloaded libraries read 
 (``{"refused": WHY}``) and starts a parent of its own. Each parent ends when its worker closes its stdin;
 this process, when its own stdin closes and its children have ended (so that what they spent is counted as
 its children's, and the test run's, CPU).
+
+A worker forked from here has the project's modules imported already, as a forked run has: pytest does not
+rewrite their asserts (warm_preload marks them), so an assert inside the project's own code that fails says
+less in a test than in a worker started afresh (``MATHCOMP_TESTS_WARM=0`` starts every process afresh).
 """
 
 from __future__ import annotations
