@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -95,3 +97,43 @@ def test_this_runs_workers_and_their_parents_are_forked_from_one_zygote_with_one
     parent = warm_runs._parent
     assert isinstance(parent, warm_runs.ForkedParent), "forked from the zygote, not started here"
     assert _ppid(parent.pid) == _ppid(os.getpid()), "this worker and its parent: both forked from the zygote"
+
+
+BLOCKED = """
+import os
+
+def test_blocked():
+    with open("started", "w") as fifo:  # the outer test reads it: this run is in its test
+        fifo.write("x")
+    os.open("never", os.O_RDONLY)  # nobody writes: here until Ctrl-C
+"""
+
+
+def test_ctrl_c_on_a_run_ends_it_with_its_warm_processes_and_without_a_word_from_them(tmp_path: Path) -> None:
+    """The zygote is in the run's process group, so Ctrl-C reached it too: it died printing a
+    KeyboardInterrupt traceback, and the stand-ins of the workers it had forked said the parent ended first."""
+    if not hasattr(os, "fork") or os.environ.get(warm_runs.SWITCH) == "0":
+        pytest.skip("no warm processes here")
+    (tmp_path / "test_blocked.py").write_text(BLOCKED)
+    for fifo in ("started", "never"):
+        os.mkfifo(tmp_path / fifo)
+    started = os.open(tmp_path / "started", os.O_RDONLY | os.O_NONBLOCK)
+    env = {k: v for k, v in os.environ.items() if k not in (warm_runs.ZYGOTE, "PYTEST_XDIST_WORKER")}
+    env.update({warm_runs.SWITCH: BARE, "PYTHONPATH": str(HELPERS)})
+    command = [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-n", "1", "-q"]
+    proc = subprocess.Popen(
+        [*command, "test_blocked.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert select.select([started], [], [], 300)[0], "the run never reached its test"  # hang guard
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches every process of the terminal's job
+        shown = proc.communicate(timeout=120)[0].decode(errors="replace")
+    finally:
+        os.close(started)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, shown
+    assert "Traceback" not in shown and "ended before the command did" not in shown, shown
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # nothing of the run is left

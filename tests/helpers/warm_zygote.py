@@ -94,6 +94,9 @@ def _become_parent(
 
 
 def main() -> None:
+    # Ctrl-C on the test run reaches this process too (it is in the run's process group), and the parents it
+    # forks: they end as the run does instead, when their stdin closes.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     started_with = dict(os.environ)  # before the imports, some of which set variables of their own
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sys.argv[1])
