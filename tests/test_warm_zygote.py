@@ -17,7 +17,8 @@ import pytest
 from helpers import warm_runs
 from helpers.warm_preload import BARE
 
-HELPERS = Path(__file__).parent
+TESTS = Path(__file__).parent
+"""On PYTHONPATH: ``helpers`` and this folder's conftest.py (``-p conftest``) importable."""
 
 WORKER = """
 import json, os, sys
@@ -48,7 +49,7 @@ def zygote(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     socket_path = str(tmp_path / "zygote")
     env = {**os.environ, warm_runs.SWITCH: BARE}
     proc = subprocess.Popen(
-        [sys.executable, str(HELPERS / "helpers" / "warm_zygote.py"), socket_path],
+        [sys.executable, str(warm_runs.ZYGOTE_SCRIPT), socket_path],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
     )  # fmt: skip
     assert proc.stdout is not None and json.loads(proc.stdout.readline()) == {"listening": True}
@@ -59,7 +60,7 @@ def zygote(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
 
 
 def _worker(zygote: str, where: Path, **env: str) -> dict[str, object]:
-    environ = {**os.environ, warm_runs.SWITCH: BARE, warm_runs.ZYGOTE: zygote, "PYTHONPATH": str(HELPERS), **env}
+    environ = {**os.environ, warm_runs.SWITCH: BARE, warm_runs.ZYGOTE: zygote, "PYTHONPATH": str(TESTS), **env}
     shown = subprocess.run(
         [sys.executable, "-c", WORKER, str(where)], env=environ, capture_output=True, text=True, timeout=300
     )
@@ -119,7 +120,7 @@ def test_ctrl_c_on_a_run_ends_it_with_its_warm_processes_and_without_a_word_from
         os.mkfifo(tmp_path / fifo)
     started = os.open(tmp_path / "started", os.O_RDONLY | os.O_NONBLOCK)
     env = {k: v for k, v in os.environ.items() if k not in (warm_runs.ZYGOTE, "PYTEST_XDIST_WORKER")}
-    env.update({warm_runs.SWITCH: BARE, "PYTHONPATH": str(HELPERS)})
+    env.update({warm_runs.SWITCH: BARE, "PYTHONPATH": str(TESTS)})
     command = [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-n", "1", "-q"]
     proc = subprocess.Popen(
         [*command, "test_blocked.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -73,6 +73,14 @@ def refusal(
     assert isinstance(argv, list) and isinstance(env, dict)
     if parsed([str(a) for a in argv]) is None:
         return f"an interpreter option the warm parent does not run: {argv[:2]}"
+    return environment_refusal(env, started_with, imported_with)
+
+
+def environment_refusal(
+    env: Mapping[str, str], started_with: Mapping[str, str], imported_with: Mapping[str, str]
+) -> str | None:
+    """The first READ_AT_IMPORT variable whose value in ``env`` is neither the one the process started with nor
+    one its preloaded libraries set as they imported, as a reason; None where there is none."""
     for key in sorted(set(env) | set(started_with)):
         read = key.startswith(READ_AT_IMPORT) and key not in APPLIED + UNREAD
         if read and env.get(key) not in (started_with.get(key), imported_with.get(key)):

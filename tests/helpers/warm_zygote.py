@@ -51,8 +51,9 @@ class Zygote(warm_parent.Parent):
         if "socket" not in request:
             super().handle(request, fds, conn)
             return
-        check = {"argv": ["-c", "pass"], "env": request.get("env", {})}
-        why = warm_python.refusal(check, self.started_with, os.environ) if len(fds) == 2 else "no stdin and stdout"
+        why: str | None = "no stdin and stdout"
+        if len(fds) == 2:
+            why = warm_python.environment_refusal(request.get("env", {}), self.started_with, os.environ)
         if why is not None:
             warm_parent.refuse(conn, why)
             return
