@@ -83,6 +83,7 @@ def _become_parent(
     closes."""
     code = 1
     try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as a parent a worker starts itself has it
         for fd in closed:
             os.close(fd)
         for source, target in zip(fds, (0, 1), strict=True):
